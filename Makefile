@@ -1,0 +1,28 @@
+# Two entry points: `make run` starts the agent, `make test` runs the whole suite.
+# Each creates .venv on first use and installs what it needs.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+$(STAMP): pyproject.toml
+	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) (set PY=python3)"; exit 2; }
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+.PHONY: run test bench venv clean
+venv: $(STAMP)
+
+run: $(STAMP)
+	@$(BIN)/python run_framework.py $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run_all $(ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,3 @@
+from framework_core.cli import main
+
+main()

@@ -1,0 +1,96 @@
+"""Approval wraps execution: TEPS builds an `ApprovalRequest`, an `Approver` answers it.
+
+The terminal approver lives in the UI; one-shot mode declines; tests use `ScriptedApprover`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable, Literal, Protocol
+
+from framework_core.lial_core import ToolRequest
+from framework_core.policy.levels import Level
+from framework_core.tools.base import ActionPreview
+
+Choice = Literal["once", "session", "deny"]
+
+MCP_WARNING = ("Malicious MCP servers or conversation content could try to trick LACA into harmful actions "
+               "through your installed tools. Review each action carefully before approving.")
+
+
+@dataclass(frozen=True)
+class GrantOption:
+    """What `a` would remember. Never wider than the request: an exact command, an explicit prefix, a tool."""
+
+    kind: Literal["exact_command", "command_prefix", "tool", "path"]
+    value: str  # the command, prefix, tool name or path
+    tool_name: str
+    label: str  # shown to the user before it is saved, e.g. "exactly: git push origin main"
+
+
+@dataclass
+class ApprovalRequest:
+    request: ToolRequest
+    preview: ActionPreview
+    level: Level
+    reasons: list[str]
+    source: str  # "builtin", "declared:…", "mcp:<server>"
+    index: int = 1
+    total: int = 1
+    grant_options: list[GrantOption] = field(default_factory=list)  # empty: no `a`
+    default: Choice | None = None  # Dangerous: "deny"
+    warning: str | None = None
+    server: str | None = None
+
+    @property
+    def allow_session(self) -> bool:
+        return bool(self.grant_options) and self.level < Level.DANGEROUS
+
+    @property
+    def missing_brief(self) -> bool:
+        return not self.request.icerc_full_text.strip()
+
+
+@dataclass
+class ApprovalAnswer:
+    choice: Choice
+    reason: str = ""  # the user's words on `n`, passed back to the model
+    grant: GrantOption | None = None  # which option `a` saved
+
+
+class Approver(Protocol):
+    def approve(self, req: ApprovalRequest) -> ApprovalAnswer: ...
+
+
+class DeclineAllApprover:
+    """One-shot mode: anything that needs approval is declined; `declined` records what, for stderr."""
+
+    def __init__(self) -> None:
+        self.declined: list[ApprovalRequest] = []
+
+    def approve(self, req: ApprovalRequest) -> ApprovalAnswer:
+        self.declined.append(req)
+        return ApprovalAnswer("deny", reason="non-interactive mode: approval needed but no one to ask")
+
+
+class ScriptedApprover:
+    """Answers from a queue of 'y' / 'n' / 'a' (or ApprovalAnswer); records every request it saw."""
+
+    def __init__(self, answers: Iterable[str | ApprovalAnswer] = ()) -> None:
+        self._answers: deque[str | ApprovalAnswer] = deque(answers)
+        self.seen: list[ApprovalRequest] = []
+
+    def push(self, *answers: str | ApprovalAnswer) -> None:
+        self._answers.extend(answers)
+
+    def approve(self, req: ApprovalRequest) -> ApprovalAnswer:
+        self.seen.append(req)
+        if not self._answers:
+            raise AssertionError(f"ScriptedApprover: no answer left for {req.request.tool_name}")
+        ans = self._answers.popleft()
+        if isinstance(ans, ApprovalAnswer):
+            return ans
+        if ans == "a" and req.allow_session:
+            return ApprovalAnswer("session", grant=req.grant_options[0])
+        return ApprovalAnswer({"y": "once", "n": "deny", "a": "once"}[ans])

@@ -1,0 +1,111 @@
+"""Typed models of `framework_config.yaml` (seed 001 §5). Loading and layering live in `config_load.py`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DEFAULT_SCRUB_PATTERNS = [
+    "*_API_KEY", "*_APIKEY", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_CREDENTIALS",
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_CLIENT_SECRET",
+    "GOOGLE_APPLICATION_CREDENTIALS", "GH_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN", "PYPI_TOKEN",
+    "DATABASE_URL", "*_DSN",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ProviderSettings(_Model):
+    """One entry of `llm_settings`: a wire API plus a connection and a capability profile."""
+
+    type: Literal["openai", "anthropic"] = Field("openai", description="Wire API: OpenAI Chat Completions or Anthropic Messages.")
+    model: str = Field("", description="Model name sent to the API.")
+    models: list[str] = Field(default_factory=list, description="Other model names offered by /model completion.")
+    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; unset uses the API default.")
+    max_tokens: int = Field(4096, gt=0, description="Maximum tokens in one reply.")
+    base_url: str | None = Field(None, description="API base URL; unset uses the SDK's own OPENAI_BASE_URL / ANTHROPIC_BASE_URL.")
+    api_key_env_var: str | None = Field(None, description="Env var holding the key; unset means the server needs no key.")
+    context_window: int = Field(128_000, gt=0, description="Tokens the model accepts; drives compaction and the status line.")
+    price_input_per_mtok: float | None = Field(None, ge=0, description="USD per million input tokens, for /tokens.")
+    price_output_per_mtok: float | None = Field(None, ge=0, description="USD per million output tokens, for /tokens.")
+    request_timeout_s: float = Field(120.0, gt=0, description="Seconds without progress before a request counts as stalled.")
+    extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env_var).")
+
+
+class RetrySettings(_Model):
+    max_attempts: int = Field(5, ge=1, le=20, description="Attempts per request, the first included.")
+    initial_delay_s: float = Field(1.0, ge=0, description="First backoff delay; doubles each attempt.")
+    max_delay_s: float = Field(60.0, ge=0, description="Cap on any single wait, retry-after included.")
+
+
+class TepsSettings(_Model):
+    """Tool execution and permission settings (seed 000 §7)."""
+
+    allowlist_file: str | None = Field(None, description="Rule file of allowed / denied commands (seed 000 allowlist).")
+    rule_files: list[str] = Field(default_factory=list, description="More rule files (user, workspace).")
+    dry_run_enabled: bool = Field(False, description="Show what would run and return a dry-run result instead of running.")
+    command_timeout_s: float = Field(120.0, gt=0, description="Seconds before a command's process group is killed.")
+    output_budget_chars: int = Field(30_000, gt=500, description="Characters of a command's output the model receives (head + tail).")
+    screen_output_lines: int = Field(20, ge=0, description="Lines of live command output shown on screen per call.")
+    read_max_bytes: int = Field(256_000, gt=0, description="Largest file readFile returns whole; larger ones are cut with a note.")
+    scrub_env_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SCRUB_PATTERNS),
+                                          description="Env var name patterns withheld from commands.")
+    keep_env: list[str] = Field(default_factory=list, description="Env vars passed through even if a scrub pattern matches.")
+
+
+class McpServerSettings(_Model):
+    command: str | None = Field(None, description="Executable for a stdio server.")
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = Field(None, description="Streamable HTTP endpoint instead of a command.")
+    permission: Literal["always", "ask", "never"] = Field("ask", description="Default for this server's tools.")
+    tools: dict[str, Literal["always", "ask", "never"]] = Field(default_factory=dict, description="Per-tool override.")
+    call_timeout_s: float = Field(60.0, gt=0)
+    enabled: bool = True
+
+
+class UiSettings(_Model):
+    history_file: str | None = Field(None, description="Input history; unset uses the XDG data dir.")
+    attach_max_bytes: int = Field(100_000, gt=0, description="Cap on a file attached with @path.")
+    agents_md_max_bytes: int = Field(64_000, gt=0, description="Cap on a workspace AGENTS.md.")
+
+
+class FrameworkConfig(_Model):
+    llm_provider: str = Field("openai", description="Key of llm_settings to use.")
+    api_key_env_var: str | None = Field(None, description="Overrides the active provider's api_key_env_var (seed 001 §5).")
+    context_definition_file: str = Field("FRAMEWORK_CONTEXT.md", description="DCM context file.")
+    default_persona: str = Field("forge", description="Persona id active at start.")
+    llm_settings: dict[str, ProviderSettings] = Field(default_factory=dict)
+    teps_settings: TepsSettings = Field(default_factory=TepsSettings)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    tools_files: list[str] = Field(default_factory=list, description="Declared-tool files (tools.yaml).")
+    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    mcp_startup_wait_s: float = Field(10.0, ge=0, description="How long the first request waits for MCP servers still starting.")
+    ui: UiSettings = Field(default_factory=UiSettings)
+
+    @field_validator("llm_settings")
+    @classmethod
+    def _non_empty_names(cls, v: dict[str, ProviderSettings]) -> dict[str, ProviderSettings]:
+        for name in v:
+            if not name or not name.replace("-", "").replace("_", "").isalnum():
+                raise ValueError(f"provider name '{name}' must be letters, digits, '-' or '_'")
+        return v
+
+    def provider(self, name: str | None = None) -> ProviderSettings:
+        from framework_core.errors import ConfigError
+
+        key = name or self.llm_provider
+        if key not in self.llm_settings:
+            valid = ", ".join(sorted(self.llm_settings)) or "(none configured)"
+            raise ConfigError(f"Unknown provider '{key}'. Valid providers: {valid}", key="llm_provider")
+        return self.llm_settings[key]
+
+    def api_key_env(self, name: str | None = None) -> str | None:
+        key = name or self.llm_provider
+        if key == self.llm_provider and self.api_key_env_var:
+            return self.api_key_env_var
+        return self.provider(key).api_key_env_var

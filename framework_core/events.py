@@ -1,0 +1,82 @@
+"""Typed events the headless core emits; the REPL, one-shot mode and tests consume them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Union
+
+from framework_core.lial_core import Message, ToolRequest, ToolResult, Usage
+
+
+@dataclass
+class AssistantTextDelta:
+    text: str
+
+
+@dataclass
+class AssistantMessageDone:
+    message: Message
+    usage: Usage
+    cut_off: bool = False  # the stream broke after text was shown; the partial text is kept
+
+
+@dataclass
+class ToolCallQueued:
+    """The model asked for a call; it will be decided in order (`index` of `total`)."""
+
+    request: ToolRequest
+    index: int
+    total: int
+
+
+@dataclass
+class ToolCallStarted:
+    request: ToolRequest
+    title: str  # e.g. "Run command"
+    body: str  # the command / path actually run
+    auto_approved: bool  # ran without asking (Safe, a rule, or a session grant)
+    reason: str = ""  # why it ran without asking
+
+
+@dataclass
+class ToolOutputChunk:
+    request_id: str
+    text: str
+
+
+@dataclass
+class ToolCallFinished:
+    request: ToolRequest
+    result: ToolResult
+    duration_s: float
+
+
+@dataclass
+class RetryScheduled:
+    attempt: int
+    max_attempts: int
+    delay_s: float
+    reason: str
+
+
+@dataclass
+class Notice:
+    level: Literal["info", "warning", "error"]
+    text: str
+
+
+@dataclass
+class TurnFinished:
+    usage: Usage
+    interrupted: bool = False
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+CoreEvent = Union[AssistantTextDelta, AssistantMessageDone, ToolCallQueued, ToolCallStarted, ToolOutputChunk,
+                  ToolCallFinished, RetryScheduled, Notice, TurnFinished]
+EventSink = Callable[[CoreEvent], None]
+
+
+def discard(_: CoreEvent) -> None:
+    """An event sink that ignores everything."""

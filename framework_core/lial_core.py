@@ -1,0 +1,246 @@
+"""LIAL data types and the adapter interface (seed 001 §3.2), extended for streaming and many tool calls.
+
+Everything here is vendor-neutral: adapters translate these types to and from one wire API.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Union
+
+if TYPE_CHECKING:
+    from framework_core.config import ProviderSettings
+    from framework_core.dcm import DynamicContextManager
+
+Role = Literal["system", "user", "assistant", "tool_result"]
+ToolStatus = Literal["success", "error", "declined_by_user", "blocked_by_policy", "dry_run"]
+
+ICERC_FIELD = "icerc_full_text"
+ICERC_DESCRIPTION = (
+    "ICERC pre-brief shown to the user before the tool runs: Intent, Command (the exact action), "
+    "Expected outcome, Risk assessment, Confirmation request."
+)
+
+
+@dataclass
+class ToolRequest:
+    """One tool call asked for by the model (seed 001 §3.2 `ToolRequest`)."""
+
+    request_id: str
+    tool_name: str
+    parameters: dict[str, Any]
+    icerc_full_text: str = ""
+    # Set by the adapter when the model's arguments were not valid JSON; TEPS answers with an error.
+    parse_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed's request dictionary (seed 000 §4.3)."""
+        return {
+            "request_id": self.request_id,
+            "tool_name": self.tool_name,
+            "parameters": dict(self.parameters),
+            "icerc_full_text": self.icerc_full_text,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ToolRequest":
+        params = dict(data.get("parameters") or {})
+        icerc = data.get("icerc_full_text") or params.pop(ICERC_FIELD, "") or ""
+        return cls(
+            request_id=str(data.get("request_id") or ""),
+            tool_name=str(data.get("tool_name") or ""),
+            parameters=params,
+            icerc_full_text=str(icerc),
+            parse_error=data.get("parse_error"),
+        )
+
+    @classmethod
+    def from_raw_arguments(cls, request_id: str, tool_name: str, raw: str | dict | None) -> "ToolRequest":
+        """Build from the model's raw arguments (a JSON string or dict), splitting off the ICERC brief."""
+        error: str | None = None
+        if isinstance(raw, dict):
+            args: Any = dict(raw)
+        else:
+            text = (raw or "").strip() or "{}"
+            try:
+                args = json.loads(text)
+            except json.JSONDecodeError as exc:
+                args, error = {}, f"tool arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+        if not isinstance(args, dict):
+            args, error = {}, f"tool arguments must be a JSON object, got {type(args).__name__}"
+        icerc = args.pop(ICERC_FIELD, "")
+        return cls(request_id, tool_name, args, str(icerc or ""), error)
+
+    def wire_arguments(self) -> dict[str, Any]:
+        """Arguments as the model sent them (brief included), for replaying history to the provider."""
+        args = dict(self.parameters)
+        if self.icerc_full_text:
+            args[ICERC_FIELD] = self.icerc_full_text
+        return args
+
+
+@dataclass
+class ToolResult:
+    """Outcome of one tool call (seed 000 §4.4). `status` extends the seed with policy and dry-run cases."""
+
+    request_id: str
+    tool_name: str
+    status: ToolStatus
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"request_id": self.request_id, "tool_name": self.tool_name, "status": self.status,
+                "data": dict(self.data)}
+
+    def to_model_text(self) -> str:
+        """What the model reads: compact JSON of status and data."""
+        return json.dumps({"status": self.status, **self.data}, ensure_ascii=False, default=str)
+
+    @property
+    def is_error(self) -> bool:
+        return self.status != "success"
+
+
+@dataclass
+class Message:
+    """One history entry (seed 001 §3.2 `Message`), extended with the assistant's tool calls."""
+
+    role: Role
+    content: str = ""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    tool_calls: list[ToolRequest] = field(default_factory=list)
+    is_error: bool = False  # tool_result only: the call failed or was declined
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"cut_off": True}
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_call_id:
+            out["tool_call_id"] = self.tool_call_id
+        if self.tool_name:
+            out["tool_name"] = self.tool_name
+        if self.tool_calls:
+            out["tool_calls"] = [t.to_dict() for t in self.tool_calls]
+        if self.is_error:
+            out["is_error"] = True
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Message":
+        return cls(
+            role=data["role"],
+            content=data.get("content") or "",
+            tool_call_id=data.get("tool_call_id"),
+            tool_name=data.get("tool_name"),
+            tool_calls=[ToolRequest.from_dict(t) for t in data.get("tool_calls") or []],
+            is_error=bool(data.get("is_error")),
+            meta=dict(data.get("meta") or {}),
+        )
+
+    @classmethod
+    def tool_result(cls, result: ToolResult) -> "Message":
+        return cls(role="tool_result", content=result.to_model_text(), tool_call_id=result.request_id,
+                   tool_name=result.tool_name, is_error=result.is_error)
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.cache_read_tokens + other.cache_read_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens)
+
+
+@dataclass
+class LLMResponse:
+    """A whole reply (seed 001 §3.2), with every tool call instead of the seed's single one."""
+
+    conversation: str = ""
+    tool_requests: list[ToolRequest] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    model: str | None = None
+
+    @property
+    def tool_request(self) -> ToolRequest | None:
+        """The seed's single-call view: the first call, if any."""
+        return self.tool_requests[0] if self.tool_requests else None
+
+
+@dataclass
+class ToolSchema:
+    """A tool as declared to the model: name, description, JSON schema (ICERC field included)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+# ---- stream events (adapter -> core) ---------------------------------------------------------
+
+@dataclass
+class TextDelta:
+    text: str
+
+
+@dataclass
+class ToolCallStart:
+    """The model began a tool call; arguments follow and arrive whole in `StreamDone`."""
+
+    index: int
+    request_id: str
+    tool_name: str
+
+
+@dataclass
+class StreamDone:
+    response: LLMResponse
+
+
+StreamEvent = Union[TextDelta, ToolCallStart, StreamDone]
+
+
+class LLMAdapterInterface(ABC):
+    """One wire API (seed 001 §3.2). Adapters translate; they do not decide."""
+
+    #: name of the wire API, e.g. "openai" or "anthropic"
+    wire_api: str = ""
+
+    def __init__(self, config: "ProviderSettings", dcm_instance: "DynamicContextManager | None" = None,
+                 *, api_key: str | None = None) -> None:
+        self.config = config
+        self.dcm = dcm_instance
+        self._api_key = api_key
+
+    @abstractmethod
+    def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
+        """Send the conversation and yield events; the last one is `StreamDone`.
+
+        Raises `framework_core.errors.ProviderError` subclasses; a stream that ends without the API's
+        final event raises `StreamCutError` carrying the partial response.
+        """
+
+    def close(self) -> None:
+        """Release connections. Safe to call twice."""
+
+    def send_message_sequence(self, messages: list[Message], active_persona_id: str | None = None,
+                              tools: list[ToolSchema] | None = None) -> LLMResponse:
+        """The seed's blocking call: drain `stream` and return the whole response."""
+        system = self.dcm.build_system_prompt(active_persona_id) if self.dcm else ""
+        for event in self.stream(messages, tools or [], system):
+            if isinstance(event, StreamDone):
+                return event.response
+        raise RuntimeError("adapter stream ended without StreamDone")

@@ -1,0 +1,118 @@
+"""A tool is data: name, description, JSON schema, handler. One registry serves built-in, declared and MCP tools."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Literal
+
+from framework_core.lial_core import ICERC_DESCRIPTION, ICERC_FIELD, ToolSchema
+
+if TYPE_CHECKING:
+    from framework_core.config import TepsSettings
+    from framework_core.tools.files import FileHistory
+
+#: How the policy looks at a call: "bash" classifies parameters["command"]; "read"/"write" check the path;
+#: "generic" goes by the tool's configured permission (declared and MCP tools).
+ToolKind = Literal["bash", "read", "write", "generic"]
+#: A configured permission: "always" runs without asking, "ask" asks, "never" refuses.
+Permission = Literal["always", "ask", "never"]
+
+
+@dataclass
+class ActionPreview:
+    """The truth about a call, taken from its arguments (the ICERC brief is only the model's claim)."""
+
+    title: str  # "Run command", "Write file src/app.py", "Call git_status on server git"
+    body: str = ""  # the command, the diff, the pretty arguments
+    lexer: str | None = None  # "bash", "diff", "json", or None for plain text
+    notes: list[str] = field(default_factory=list)  # e.g. "path is outside the workspace"
+    path: str | None = None  # resolved absolute path for file tools
+    inside_workspace: bool = True
+
+
+@dataclass
+class ToolContext:
+    """What a handler may use. Handlers never print; streamed output goes through `on_output`."""
+
+    workspace: Path
+    settings: "TepsSettings"
+    env: dict[str, str]
+    cancel: threading.Event = field(default_factory=threading.Event)
+    on_output: Callable[[str], None] | None = None
+    file_history: "FileHistory | None" = None
+    withheld_env: tuple[str, ...] = ()
+
+
+#: A handler returns the result's `data` dict, or raises ToolError / ToolArgumentError.
+Handler = Callable[[dict[str, Any], ToolContext], dict[str, Any]]
+Previewer = Callable[[dict[str, Any], ToolContext], ActionPreview]
+
+
+@dataclass
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema of type object, without the ICERC field
+    handler: Handler
+    source: str = "builtin"  # "builtin" | "declared:<file>" | "mcp:<server>"
+    kind: ToolKind = "generic"
+    permission: Permission | None = None  # None: the policy's default for this kind
+    preview: Previewer | None = None
+    server: str | None = None  # MCP server name, for prompts and grants
+    remote_name: str | None = None  # the tool's own name on its server
+
+    def llm_schema(self) -> ToolSchema:
+        """The schema offered to the model: ours plus a required `icerc_full_text`."""
+        params = dict(self.parameters or {"type": "object", "properties": {}})
+        props = dict(params.get("properties") or {})
+        props[ICERC_FIELD] = {"type": "string", "description": ICERC_DESCRIPTION}
+        required = [r for r in params.get("required") or [] if r != ICERC_FIELD] + [ICERC_FIELD]
+        params.update({"type": "object", "properties": props, "required": required})
+        return ToolSchema(self.name, self.description, params)
+
+    def make_preview(self, args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
+        if self.preview is not None:
+            return self.preview(args, ctx)
+        import json
+
+        where = f" on server {self.server}" if self.server else ""
+        return ActionPreview(title=f"Call {self.remote_name or self.name}{where}",
+                             body=json.dumps(args, indent=2, ensure_ascii=False), lexer="json")
+
+
+class ToolRegistry:
+    """Name -> ToolSpec. Thread-safe: MCP servers register their tools from a background thread."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+        self._lock = threading.Lock()
+
+    def register(self, spec: ToolSpec, *, replace: bool = False) -> None:
+        with self._lock:
+            if spec.name in self._tools and not replace:
+                raise ValueError(f"tool '{spec.name}' is already registered (from {self._tools[spec.name].source})")
+            self._tools[spec.name] = spec
+
+    def unregister_source(self, source: str) -> None:
+        with self._lock:
+            for name in [n for n, s in self._tools.items() if s.source == source]:
+                del self._tools[name]
+
+    def get(self, name: str) -> ToolSpec | None:
+        with self._lock:
+            return self._tools.get(name)
+
+    def all(self) -> list[ToolSpec]:
+        with self._lock:
+            return list(self._tools.values())
+
+    def schemas(self) -> list[ToolSchema]:
+        return [t.llm_schema() for t in self.all() if t.permission != "never"]
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(str(name)) is not None
+
+    def __len__(self) -> int:
+        return len(self.all())
