@@ -9,6 +9,14 @@ from framework_core.lial_core import Message, ToolRequest, ToolResult, Usage
 
 
 @dataclass
+class ModelRequestStarted:
+    """A request to the model is about to go out (the UI shows a spinner until the first token)."""
+
+    provider: str
+    model: str
+
+
+@dataclass
 class AssistantTextDelta:
     text: str
 
@@ -73,7 +81,7 @@ class TurnFinished:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-CoreEvent = Union[AssistantTextDelta, AssistantMessageDone, ToolCallQueued, ToolCallStarted, ToolOutputChunk,
+CoreEvent = Union[ModelRequestStarted, AssistantTextDelta, AssistantMessageDone, ToolCallQueued, ToolCallStarted, ToolOutputChunk,
                   ToolCallFinished, RetryScheduled, Notice, TurnFinished]
 EventSink = Callable[[CoreEvent], None]
 

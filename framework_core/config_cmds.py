@@ -1,0 +1,73 @@
+"""`config init` and `config show`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from framework_core.config_load import LoadedConfig, Overrides, load_config, user_config_path
+
+USER_TEMPLATE = """\
+# LACA user config. Layered above the framework's framework_config.yaml and below a workspace
+# framework_config.yaml, env vars (LACA_PROVIDER, LACA_MODEL, LACA_PERSONA) and flags.
+# `laca config show` prints the effective values with their sources.
+
+# Which provider to use by default (a key of llm_settings): openai, anthropic, ollama, lmstudio,
+# llamacpp, vllm, openrouter, gemini, or one you add below.
+# llm_provider: anthropic
+
+# default_persona: forge
+
+# llm_settings:
+#   anthropic:
+#     model: claude-sonnet-4-5
+#   my-server:                 # any OpenAI-compatible server
+#     type: openai
+#     base_url: http://localhost:9000/v1
+#     model: my-model
+#     api_key_env_var: MY_SERVER_KEY   # omit when the server needs no key
+
+# teps_settings:
+#   command_timeout_s: 120
+#   allowlist_file: ~/.config/laca/allow.txt   # one allowed command prefix per line
+#   dry_run_enabled: false
+
+# mcp_servers:
+#   time:
+#     command: uvx
+#     args: [mcp-server-time]
+#     permission: ask          # always | ask | never
+"""
+
+
+def init_user_config(force: bool = False) -> str:
+    path = user_config_path()
+    if path.exists() and not force:
+        return f"{path} exists already; edit it, or use --force to overwrite it."
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(USER_TEMPLATE, encoding="utf-8")
+    return f"Wrote {path}. Uncomment what you want to change."
+
+
+def _flatten(value: object, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], object]]:
+    if isinstance(value, dict) and value:
+        out = []
+        for k, v in value.items():
+            out += _flatten(v, prefix + (str(k),))
+        return out
+    return [(prefix, value)]
+
+
+def show_config(overrides: Overrides, workspace: Path | None = None) -> str:
+    import os
+
+    loaded: LoadedConfig = load_config(workspace, overrides)
+    data = loaded.config.model_dump(mode="json")
+    lines = [f"Workspace: {loaded.workspace}", "Files read: " + (", ".join(map(str, loaded.files)) or "(none)"), ""]
+    for path, value in _flatten(data, ()):
+        key = ".".join(path)
+        shown = value
+        if path[-1] == "api_key_env_var" and value:
+            state = "set" if os.environ.get(str(value)) else "NOT set"
+            shown = f"{value}  (env var {state}; value masked)"
+        lines.append(f"{key} = {shown}    # {loaded.source_of(path)}")
+    return "\n".join(lines)

@@ -1,0 +1,220 @@
+"""The headless turn loop. It knows nothing about terminals: it takes an Approver and emits events.
+
+run_turn: history += user message; loop { stream the reply (with retries), run the tool calls through TEPS,
+history += calls + one result per call } until a reply has no tool calls. Whatever happens (Ctrl-C, API
+errors, cut streams), the history stays valid for the provider's API.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from framework_core.errors import ConfigError, LacaError, ProviderError, StreamCutError
+from framework_core.events import (AssistantMessageDone, AssistantTextDelta, EventSink, ModelRequestStarted, Notice,
+                                   RetryScheduled, ToolCallQueued, TurnFinished)
+from framework_core.lial_core import LLMResponse, Message, StreamDone, TextDelta, ToolResult, Usage
+from framework_core.teps import BatchInterrupted
+
+if TYPE_CHECKING:
+    from framework_core.config import FrameworkConfig, ProviderSettings
+    from framework_core.dcm import DynamicContextManager
+    from framework_core.lial_core import LLMAdapterInterface
+    from framework_core.session import MessageManager
+    from framework_core.teps import TEPSEngine
+    from framework_core.tools.mcp import McpManager
+
+MAX_STEPS_PER_TURN = 50
+
+
+@dataclass
+class TurnOutcome:
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    interrupted: bool = False
+    error: str | None = None
+    tool_results: list[ToolResult] = field(default_factory=list)
+
+
+class Agent:
+    """Wires config, DCM, adapter, TEPS and the session into one conversation."""
+
+    def __init__(self, config: "FrameworkConfig", *, dcm: "DynamicContextManager", teps: "TEPSEngine",
+                 session: "MessageManager", events: EventSink, mcp: "McpManager | None" = None,
+                 env: dict[str, str] | None = None) -> None:
+        self.config = config
+        self.dcm = dcm
+        self.teps = teps
+        self.session = session
+        self.events = events
+        self.mcp = mcp
+        self.env = os.environ if env is None else env
+        self.provider_name = config.llm_provider
+        self.persona_id = config.default_persona
+        self._adapter: LLMAdapterInterface | None = None
+        self._mcp_waited = False
+        self.api_key = self._key_for(self.provider_name)
+
+    # ---- provider / persona -----------------------------------------------------------------
+    @property
+    def provider(self) -> "ProviderSettings":
+        return self.config.provider(self.provider_name)
+
+    def _key_for(self, name: str) -> str | None:
+        from framework_core.config_load import resolve_api_key
+
+        return resolve_api_key(self.config, name, self.env)
+
+    @property
+    def adapter(self) -> "LLMAdapterInterface":
+        if self._adapter is None:
+            from framework_core.adapters import create_adapter
+
+            self._adapter = create_adapter(self.provider, self.dcm, self.api_key)
+        return self._adapter
+
+    def warm_up(self) -> threading.Thread:
+        """Import the provider SDK in the background so the first message does not wait for it."""
+        def work() -> None:
+            try:
+                self.adapter  # noqa: B018 - creating it imports the SDK
+            except Exception:
+                pass  # the first real request reports problems properly
+
+        thread = threading.Thread(target=work, name="laca-warmup", daemon=True)
+        thread.start()
+        return thread
+
+    def set_provider(self, name: str, model: str | None = None) -> None:
+        """Switch provider (and optionally model) mid-session; the neutral history converts itself."""
+        self.config.provider(name)  # raises ConfigError listing the valid names
+        key = self._key_for(name)
+        self.provider_name, self.api_key = name, key
+        if model:
+            self.config.llm_settings[name].model = model
+        self._reset_adapter()
+
+    def set_model(self, model: str) -> None:
+        self.provider.model = model
+        self._reset_adapter()
+
+    def set_persona(self, persona_id: str) -> None:
+        ids = self.dcm.persona_ids()
+        if persona_id not in ids:
+            raise ConfigError(f"Unknown persona '{persona_id}'. Valid personas: {', '.join(ids)}")
+        self.persona_id = persona_id
+
+    def _reset_adapter(self) -> None:
+        if self._adapter is not None:
+            self._adapter.close()
+        self._adapter = None
+
+    # ---- the turn -----------------------------------------------------------------------------
+    def run_turn(self, text: str) -> TurnOutcome:
+        outcome = TurnOutcome()
+        self.session.repair()
+        self.session.add_user(text)
+        try:
+            for _ in range(MAX_STEPS_PER_TURN):
+                response = self._one_reply(outcome)
+                if response is None or not response.tool_requests:
+                    break
+                self._run_tools(response, outcome)
+            else:
+                self.events(Notice("warning", f"Stopped after {MAX_STEPS_PER_TURN} tool rounds in one turn; "
+                                              "send a message to let the model continue."))
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        except LacaError as exc:
+            outcome.error = str(exc)
+            self.events(Notice("error", str(exc)))
+        finally:
+            fixes = self.session.repair()
+            if fixes and not outcome.interrupted:
+                self.events(Notice("warning", "History repaired: " + "; ".join(fixes)))
+        self.events(TurnFinished(outcome.usage, outcome.interrupted, outcome.error))
+        return outcome
+
+    def _wait_for_mcp(self) -> None:
+        if self.mcp is None or self._mcp_waited:
+            return
+        self._mcp_waited = True
+        pending = self.mcp.wait_ready(self.config.mcp_startup_wait_s)
+        if pending:
+            self.events(Notice("warning", f"MCP server(s) still starting, continuing without them: {', '.join(pending)}"))
+
+    def _one_reply(self, outcome: TurnOutcome) -> LLMResponse | None:
+        """Stream one reply into the history. Returns None when the turn must end here."""
+        from framework_core.adapters.retry import stream_with_retry
+
+        self._wait_for_mcp()
+        system = self.dcm.build_system_prompt(self.persona_id)
+        tools = self.teps.registry.schemas()
+        messages = list(self.session.messages)
+        shown: list[str] = []
+        self.events(ModelRequestStarted(self.provider_name, self.provider.model))
+
+        def on_retry(attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+            self.events(RetryScheduled(attempt, max_attempts, delay, reason))
+
+        stream = stream_with_retry(lambda: self.adapter.stream(messages, tools, system), self.config.retry, on_retry)
+        try:
+            for event in stream:
+                if isinstance(event, TextDelta):
+                    shown.append(event.text)
+                    self.events(AssistantTextDelta(event.text))
+                elif isinstance(event, StreamDone):
+                    return self._accept(event.response, outcome)
+        except KeyboardInterrupt:
+            self._keep_partial("".join(shown), "interrupted", outcome)
+            raise
+        except StreamCutError as exc:
+            partial = "".join(shown)
+            if partial:
+                self._keep_partial(partial, "cut_off", outcome)
+                self.events(Notice("warning", "The reply was cut off by a network problem; the partial text is kept. "
+                                              "Send a message (e.g. 'continue') to go on."))
+                return None
+            raise
+        except ProviderError:
+            if shown:
+                self._keep_partial("".join(shown), "cut_off", outcome)
+            raise
+        finally:
+            close = getattr(stream, "close", None)
+            if close:
+                close()
+        raise StreamCutError("the reply ended without a final event")
+
+    def _accept(self, response: LLMResponse, outcome: TurnOutcome) -> LLMResponse:
+        message = Message("assistant", response.conversation, tool_calls=list(response.tool_requests))
+        self.session.add(message)
+        self.session.record_usage(response.usage)
+        outcome.usage = outcome.usage + response.usage
+        outcome.text = response.conversation
+        self.events(AssistantMessageDone(message, response.usage))
+        return response
+
+    def _keep_partial(self, text: str, why: str, outcome: TurnOutcome) -> None:
+        if not text.strip():
+            return
+        note = "[reply interrupted by the user]" if why == "interrupted" else "[reply cut off]"
+        message = Message("assistant", f"{text}\n\n{note}", meta={why: True})
+        self.session.add(message)
+        outcome.text = text
+        self.events(AssistantMessageDone(message, Usage(), cut_off=True))
+
+    def _run_tools(self, response: LLMResponse, outcome: TurnOutcome) -> None:
+        calls = response.tool_requests
+        for index, call in enumerate(calls, start=1):
+            self.events(ToolCallQueued(call, index, len(calls)))
+        try:
+            results = self.teps.execute_batch(calls)
+        except BatchInterrupted as exc:
+            self.session.add_results(exc.results)
+            outcome.tool_results += exc.results
+            raise
+        self.session.add_results(results)
+        outcome.tool_results += results

@@ -1,0 +1,100 @@
+"""Start a session: load config, pick or resume the transcript, build the agent, hand over to a front end."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from framework_core.config_load import LoadedConfig, Overrides, load_config, user_data_dir
+from framework_core.errors import ConfigError, MissingApiKeyError
+from framework_core.session import (MessageManager, find_session, list_sessions, load_transcript, open_session,
+                                    secrets_in_env)
+
+
+@dataclass
+class StartOptions:
+    overrides: Overrides = field(default_factory=Overrides)
+    prompt: str | None = None
+    output_format: str = "text"
+    continue_latest: bool = False
+    resume: str | None = None  # "" = list sessions
+    dry_run: bool = False
+    no_mcp: bool = False
+
+
+def start(opts: StartOptions) -> int:
+    loaded = load_config(Path.cwd(), opts.overrides)
+    if opts.dry_run:
+        loaded.config.teps_settings.dry_run_enabled = True
+    if opts.resume == "":
+        print(format_sessions(loaded))
+        return 0
+    try:
+        check_key(loaded)
+    except MissingApiKeyError as exc:
+        from framework_core.ui.onboarding import onboarding_text
+
+        print(onboarding_text(loaded, exc), file=sys.stderr)
+        return 2
+    session, warnings = choose_session(loaded, opts)
+    if opts.prompt is not None:
+        from framework_core.ui.oneshot import run_oneshot
+
+        return run_oneshot(loaded, session, opts, warnings)
+    from framework_core.ui.repl import run_repl
+
+    return run_repl(loaded, session, opts, warnings)
+
+
+def check_key(loaded: LoadedConfig) -> None:
+    from framework_core.config_load import resolve_api_key
+
+    resolve_api_key(loaded.config)
+
+
+def key_env_vars(loaded: LoadedConfig) -> list[str]:
+    cfg = loaded.config
+    names = {p.api_key_env_var for p in cfg.llm_settings.values() if p.api_key_env_var}
+    if cfg.api_key_env_var:
+        names.add(cfg.api_key_env_var)
+    return sorted(names)
+
+
+def choose_session(loaded: LoadedConfig, opts: StartOptions) -> tuple[MessageManager, list[str]]:
+    data = user_data_dir()
+    mask = secrets_in_env(key_env_vars(loaded))
+    path: Path | None = None
+    if opts.continue_latest:
+        found = list_sessions(data, loaded.workspace)
+        if not found:
+            raise ConfigError(f"no earlier session for this workspace ({loaded.workspace}); start without --continue")
+        path = found[0].path
+    elif opts.resume:
+        path = find_session(data, opts.resume)
+        if path is None:
+            raise ConfigError(f"no session '{opts.resume}'. List them with: laca --resume")
+    if path is None:
+        session = open_session(data, secrets_to_mask=mask)
+        session.start({"workspace": str(loaded.workspace), "provider": loaded.config.llm_provider,
+                       "persona": loaded.config.default_persona, "pid": os.getpid()})
+        return session, []
+    loaded_session = load_transcript(path)
+    session = open_session(data, path.stem, secrets_to_mask=mask)
+    session.restore(loaded_session)
+    session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
+    return session, loaded_session.warnings + [f"Resumed session {path.stem} ({len(session.messages)} messages)."]
+
+
+def format_sessions(loaded: LoadedConfig) -> str:
+    import time
+
+    rows = list_sessions(user_data_dir(), loaded.workspace)
+    if not rows:
+        return f"No sessions yet for {loaded.workspace}."
+    lines = [f"Sessions for {loaded.workspace} (newest first); resume with: laca --resume ID"]
+    for s in rows[:30]:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
+        lines.append(f"  {s.session_id}  {when}  {s.messages:>4} msgs  {s.preview}")
+    return "\n".join(lines)

@@ -1,0 +1,225 @@
+"""TEPS: Tool Execution & Permission Service (seed 000).
+
+`TEPSEngine.execute_tool(request) -> ToolResult`: ask the policy, show ICERC and ask the user through an
+`Approver` when needed, run the handler, return the seed's result format. TEPS executes; it does not render:
+everything the user sees goes out as events.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from framework_core.approval import MCP_WARNING, ApprovalAnswer, ApprovalRequest, Approver, DeclineAllApprover
+from framework_core.config import TepsSettings
+from framework_core.errors import ToolArgumentError, ToolError
+from framework_core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
+from framework_core.lial_core import ToolRequest, ToolResult
+from framework_core.policy.decide import CallFacts, Decision, PolicyState, decide
+from framework_core.policy.levels import Level
+from framework_core.tools.base import ActionPreview, ToolContext, ToolRegistry, ToolSpec
+
+AuditSink = Callable[[dict[str, Any]], None]
+INTERRUPTED = "interrupted by the user (Ctrl-C) before this call finished"
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch; `results` answers every call of the batch, in order."""
+
+    def __init__(self, results: list[ToolResult]) -> None:
+        super().__init__("interrupted")
+        self.results = results
+
+
+@dataclass
+class _Prepared:
+    request: ToolRequest
+    spec: ToolSpec | None = None
+    preview: ActionPreview | None = None
+    decision: Decision | None = None
+    early: ToolResult | None = None  # a result decided before running (unknown tool, bad arguments)
+    answer: ApprovalAnswer | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class TEPSEngine:
+    """Executes tool requests under the permission policy. One engine per session."""
+
+    def __init__(self, config: TepsSettings | dict[str, Any] | None = None, *, registry: ToolRegistry | None = None,
+                 workspace: Path | None = None, approver: Approver | None = None,
+                 policy: PolicyState | None = None, events: EventSink = discard, audit: AuditSink | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        from framework_core.tools.builtin import builtin_tools
+        from framework_core.tools.envscrub import scrub_env
+        from framework_core.tools.files import FileHistory
+
+        self.settings = config if isinstance(config, TepsSettings) else TepsSettings(**(config or {}))
+        self.workspace = (workspace or Path.cwd()).resolve()
+        if registry is None:
+            registry = ToolRegistry()
+            for spec in builtin_tools():
+                registry.register(spec)
+        self.registry = registry
+        self.approver: Approver = approver or DeclineAllApprover()
+        self.policy = policy or PolicyState()
+        self.events = events
+        self.audit = audit or (lambda record: None)
+        self.dry_run = self.settings.dry_run_enabled
+        clean, withheld = scrub_env(os.environ if env is None else env, self.settings.scrub_env_patterns,
+                                    self.settings.keep_env)
+        self.file_history = FileHistory()
+        self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
+                                   file_history=self.file_history, withheld_env=withheld)
+
+    # ---- the seed's entry point -------------------------------------------------------------
+
+    def execute_tool(self, tool_request: ToolRequest | dict[str, Any]) -> ToolResult | dict[str, Any]:
+        """Run one request. A dict in (seed 000 §4.3) gives a dict out (§4.4); a ToolRequest gives a ToolResult."""
+        as_dict = isinstance(tool_request, dict)
+        req = ToolRequest.from_dict(tool_request) if as_dict else tool_request
+        result = self.execute_batch([req])[0]
+        return result.to_dict() if as_dict else result
+
+    def execute_batch(self, requests: list[ToolRequest]) -> list[ToolResult]:
+        """Decide and run several calls of one reply, in order; every call gets exactly one result.
+
+        Ctrl-C (KeyboardInterrupt) at a prompt or while a tool runs answers the current and all remaining calls
+        as interrupted, then re-raises so the turn ends with a valid history.
+        """
+        results: list[ToolResult] = []
+        total = len(requests)
+        try:
+            for index, req in enumerate(requests, start=1):
+                results.append(self._run_one(req, index, total))
+        except KeyboardInterrupt:
+            for req in requests[len(results):]:
+                results.append(self._finish(_Prepared(req), self._interrupted(req), 0.0))
+            raise BatchInterrupted(results) from None
+        return results
+
+    # ---- steps -----------------------------------------------------------------------------
+
+    def _run_one(self, req: ToolRequest, index: int, total: int) -> ToolResult:
+        prep = self._prepare(req)
+        if prep.early is not None:
+            return self._finish(prep, prep.early, 0.0)
+        assert prep.spec and prep.preview and prep.decision
+        decision = prep.decision
+        if decision.action == "deny":
+            why = "; ".join(decision.reasons) or "denied by policy"
+            self.events(Notice("error", f"Blocked {prep.preview.title}: {why}"))
+            hint = (" Dangerous commands run only after the user turns on /allow-dangerous."
+                    if decision.level == Level.DANGEROUS else "")
+            return self._finish(prep, self._result(req, "blocked_by_policy", message=f"Blocked by policy: {why}.{hint}",
+                                                   reasons=list(decision.reasons)), 0.0)
+        auto = decision.action == "allow"
+        if not auto:
+            prep.answer = self._ask(prep, index, total)
+            if prep.answer.choice == "deny":
+                msg = "User declined execution."
+                data: dict[str, Any] = {"message": msg}
+                if prep.answer.reason:
+                    data["user_reason"] = prep.answer.reason
+                return self._finish(prep, self._result(req, "declined_by_user", **data), 0.0)
+            if prep.answer.choice == "session" and prep.answer.grant is not None:
+                self.policy.grants.add(prep.answer.grant)
+        if self.dry_run:
+            return self._finish(prep, self._result(req, "dry_run", message="Dry run: nothing was executed.",
+                                                   would_run=prep.preview.body or prep.preview.title), 0.0)
+        reason = "; ".join(decision.matched or decision.reasons) if auto else ""
+        self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, auto, reason))
+        return self._execute(prep)
+
+    def _prepare(self, req: ToolRequest) -> _Prepared:
+        prep = _Prepared(req)
+        spec = self.registry.get(req.tool_name)
+        if spec is None:
+            names = ", ".join(sorted(t.name for t in self.registry.all()))
+            prep.early = self._result(req, "error", error_message=f"Unknown tool '{req.tool_name}'. Available tools: {names}")
+            return prep
+        prep.spec = spec
+        if req.parse_error:
+            prep.early = self._result(req, "error", error_message=f"{req.parse_error}. Send the arguments again as a JSON object.")
+            return prep
+        if spec.permission == "never":
+            prep.early = self._result(req, "blocked_by_policy", message=f"Tool '{spec.name}' is disabled by configuration (permission: never).")
+            return prep
+        try:
+            prep.preview = spec.make_preview(req.parameters, self.context)
+        except ToolArgumentError as exc:
+            prep.early = self._result(req, "error", error_message=f"Invalid arguments: {exc}")
+            return prep
+        except Exception as exc:  # a broken previewer must not crash the session
+            prep.early = self._result(req, "error", error_message=f"Could not prepare {spec.name}: {exc}")
+            return prep
+        prep.decision = decide(self._facts(spec, req, prep.preview), self.policy)
+        return prep
+
+    def _facts(self, spec: ToolSpec, req: ToolRequest, preview: ActionPreview) -> CallFacts:
+        command = req.parameters.get("command") if spec.kind == "bash" else None
+        return CallFacts(tool_name=spec.name, kind=spec.kind, source=spec.source, permission=spec.permission,
+                         command=str(command) if command is not None else None, path=preview.path,
+                         inside_workspace=preview.inside_workspace, home=str(Path.home()))
+
+    def _ask(self, prep: _Prepared, index: int, total: int) -> ApprovalAnswer:
+        assert prep.spec and prep.preview and prep.decision
+        dangerous = prep.decision.level == Level.DANGEROUS
+        req = ApprovalRequest(
+            request=prep.request, preview=prep.preview, level=prep.decision.level,
+            reasons=list(prep.decision.reasons), source=prep.spec.source, index=index, total=total,
+            grant_options=[] if dangerous else list(prep.decision.grant_options),
+            default="deny" if dangerous else None,
+            warning=MCP_WARNING if prep.spec.server else None, server=prep.spec.server)
+        answer = self.approver.approve(req)
+        if dangerous and answer.choice == "session":
+            answer = ApprovalAnswer("once")  # never remember a Dangerous approval
+        return answer
+
+    def _execute(self, prep: _Prepared) -> ToolResult:
+        assert prep.spec
+        req, spec = prep.request, prep.spec
+        ctx = self.context
+        ctx.cancel.clear()
+        ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
+        start = time.monotonic()
+        try:
+            data = spec.handler(dict(req.parameters), ctx)
+            result = self._result(req, "success", **data)
+        except ToolArgumentError as exc:
+            result = self._result(req, "error", error_message=f"Invalid arguments: {exc}")
+        except ToolError as exc:
+            extra = {"details": exc.details} if exc.details else {}
+            result = self._result(req, "error", error_message=str(exc), **extra)
+        except Exception as exc:  # a handler bug becomes a result the model can read, not a crash
+            result = self._result(req, "error", error_message=f"{type(exc).__name__}: {exc}")
+        finally:
+            ctx.on_output = None
+        return self._finish(prep, result, time.monotonic() - start)
+
+    # ---- results ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _result(req: ToolRequest, status: str, **data: Any) -> ToolResult:
+        return ToolResult(req.request_id, req.tool_name, status, data)  # type: ignore[arg-type]
+
+    def _interrupted(self, req: ToolRequest) -> ToolResult:
+        return self._result(req, "declined_by_user", message=INTERRUPTED)
+
+    def _finish(self, prep: _Prepared, result: ToolResult, duration: float) -> ToolResult:
+        self.events(ToolCallFinished(prep.request, result, duration))
+        decision = prep.decision
+        self.audit({
+            "type": "tool_decision", "request_id": prep.request.request_id, "tool_name": prep.request.tool_name,
+            "arguments": prep.request.parameters, "level": decision.level.label if decision else None,
+            "policy": decision.action if decision else None,
+            "reasons": list(decision.reasons) if decision else [],
+            "matched": list(decision.matched) if decision else [],
+            "user_choice": prep.answer.choice if prep.answer else None,
+            "user_reason": prep.answer.reason if prep.answer else None,
+            "grant": prep.answer.grant.label if prep.answer and prep.answer.grant else None,
+            "status": result.status, "dry_run": self.dry_run, "duration_s": round(duration, 3),
+        })
+        return result

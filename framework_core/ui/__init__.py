@@ -1,0 +1,1 @@
+"""UIManager: everything terminal. Renders core events; asks for approvals; runs the REPL."""

@@ -1,0 +1,65 @@
+"""TerminalApprover: shows the ICERC panel and asks [y/n/a]. Approval wraps execution; this is its face."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.text import Text
+
+from framework_core.approval import ApprovalAnswer, ApprovalRequest, GrantOption
+from framework_core.policy.levels import Level
+from framework_core.ui.approval_view import approval_panel, question_text
+from framework_core.ui.keys import DEFAULT_GUARD_S, ask_key, ask_line
+
+
+class TerminalApprover:
+    def __init__(self, console: Console, *, pause: Any = None, pt_input: Any = None, pt_output: Any = None,
+                 guard_s: float = DEFAULT_GUARD_S) -> None:
+        self.console = console
+        self._pause = pause or (lambda: None)
+        self._io = {"pt_input": pt_input, "pt_output": pt_output}
+        self.guard_s = guard_s
+
+    def approve(self, req: ApprovalRequest) -> ApprovalAnswer:
+        self._pause()
+        self.console.print(approval_panel(req))
+        dangerous = req.level == Level.DANGEROUS
+        choices = "ynv" + ("a" if req.allow_session else "")
+        while True:
+            key = ask_key(question_text(req), choices, default="n" if dangerous else None,
+                          guard_s=self.guard_s, **self._io)
+            if key == "v":
+                self._view_all(req)
+                continue
+            if key == "y":
+                return ApprovalAnswer("once")
+            if key == "n":
+                reason = ask_line("Why not? (optional, sent to the model; Enter to skip): ", **self._io)
+                self.console.print(Text("Declined.", style="laca.warn"))
+                return ApprovalAnswer("deny", reason=reason)
+            grant = self._pick_grant(req.grant_options)
+            if grant is None:
+                continue
+            self.console.print(Text(f"Remembered for this session: {grant.label}  (/revoke to undo)", style="laca.ok"))
+            return ApprovalAnswer("session", grant=grant)
+
+    def _pick_grant(self, options: list[GrantOption]) -> GrantOption | None:
+        if len(options) == 1:
+            return options[0]
+        self.console.print(Text("What should 'always' cover? Never wider than what you pick:", style="bold"))
+        for n, opt in enumerate(options[:9], start=1):
+            self.console.print(f"  [{n}] {opt.label}")
+        digits = "".join(str(n) for n in range(1, min(len(options), 9) + 1))
+        key = ask_key(f"Pick 1-{digits[-1]} (or x to go back): ", digits + "x", guard_s=0, **self._io)
+        return None if key == "x" else options[int(key) - 1]
+
+    def _view_all(self, req: ApprovalRequest) -> None:
+        body = req.preview.body or ""
+        renderable = Syntax(body, req.preview.lexer) if req.preview.lexer else Text(body)
+        if self.console.is_terminal:
+            with self.console.pager(styles=True):
+                self.console.print(renderable)
+        else:
+            self.console.print(renderable)

@@ -1,0 +1,98 @@
+"""Completion for slash commands and their arguments, and for @path attachments; @path expansion."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from framework_core.ui.slash import COMMANDS, lookup
+
+if TYPE_CHECKING:
+    from framework_core.ui.repl import Repl
+
+AT_PATH = re.compile(r"(?:^|(?<=\s))@([^\s]+)")
+SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache"}
+
+
+class LacaCompleter(Completer):
+    def __init__(self, repl: "Repl") -> None:
+        self.repl = repl
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if text.startswith("/") and "\n" not in text:
+            yield from self._slash(text)
+            return
+        word = text.split()[-1] if text and not text[-1].isspace() else ""
+        if word.startswith("@"):
+            yield from self._paths(word[1:])
+
+    def _slash(self, text: str) -> Iterable[Completion]:
+        name, sep, arg = text[1:].partition(" ")
+        if not sep:
+            for cmd in COMMANDS:
+                for n in (cmd.name, *cmd.aliases):
+                    if n.startswith(name):
+                        yield Completion(n, start_position=-len(name), display_meta=cmd.help)
+            return
+        cmd = lookup(name)
+        if cmd is None or cmd.complete is None:
+            return
+        try:
+            options = cmd.complete(self.repl)
+        except Exception:
+            return
+        for opt in options:
+            if opt.startswith(arg.strip()):
+                yield Completion(opt, start_position=-len(arg.strip()))
+
+    def _paths(self, partial: str) -> Iterable[Completion]:
+        root = self.repl.loaded.workspace
+        folder, _, stem = partial.rpartition("/")
+        base = (root / folder) if folder else root
+        try:
+            entries = sorted(os.scandir(base), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries[:500]:
+            if entry.name in SKIP_DIRS or not entry.name.startswith(stem):
+                continue
+            if entry.name.startswith(".") and not stem.startswith("."):
+                continue
+            rel = f"{folder}/{entry.name}" if folder else entry.name
+            suffix = "/" if entry.is_dir() else ""
+            yield Completion(rel + suffix, start_position=-len(partial), display=entry.name + suffix)
+
+
+def expand_attachments(text: str, workspace: Path, max_bytes: int) -> tuple[str, list[str]]:
+    """Append the content of each @path (a workspace file) to the message. Returns (text, notes)."""
+    notes: list[str] = []
+    blocks: list[str] = []
+    for match in AT_PATH.finditer(text):
+        rel = match.group(1).rstrip(".,;:!?)")
+        path = (workspace / rel).resolve()
+        if not path.is_file():
+            continue
+        if workspace not in path.parents and path != workspace:
+            notes.append(f"@{rel} is outside the workspace; not attached")
+            continue
+        data = path.read_bytes()
+        if b"\0" in data[:4096]:
+            notes.append(f"@{rel} looks binary; not attached")
+            continue
+        body = data[:max_bytes].decode("utf-8", errors="replace")
+        cut = ""
+        if len(data) > max_bytes:
+            cut = f"\n[… truncated: showing the first {max_bytes:,} of {len(data):,} bytes]"
+            notes.append(f"@{rel} truncated to {max_bytes:,} of {len(data):,} bytes")
+        else:
+            notes.append(f"attached @{rel} ({len(data):,} bytes)")
+        blocks.append(f'<file path="{rel}">\n{body}{cut}\n</file>')
+    if not blocks:
+        return text, notes
+    return text + "\n\n" + "\n\n".join(blocks), notes

@@ -1,0 +1,42 @@
+"""First-run help: what to set for each provider, and which local OpenAI-compatible servers answer."""
+
+from __future__ import annotations
+
+import socket
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from framework_core.config_load import LoadedConfig
+    from framework_core.errors import MissingApiKeyError
+
+LOCAL_PORTS = {11434: "ollama", 1234: "lmstudio", 8080: "llamacpp", 8000: "vllm"}
+
+
+def local_servers(timeout: float = 0.15) -> list[tuple[str, int]]:
+    found = []
+    for port, name in LOCAL_PORTS.items():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=timeout):
+                found.append((name, port))
+        except OSError:
+            continue
+    return found
+
+
+def onboarding_text(loaded: "LoadedConfig", exc: "MissingApiKeyError") -> str:
+    cfg = loaded.config
+    lines = [f"laca: {exc}", "", "To chat, set the key of a hosted provider, or point LACA at a local server:"]
+    for name, p in sorted(cfg.llm_settings.items()):
+        if p.api_key_env_var:
+            lines.append(f"  export {p.api_key_env_var}=...   then: laca --provider {name}")
+    found = local_servers()
+    if found:
+        lines.append("")
+        lines.append("Found local OpenAI-compatible servers, which need no key:")
+        for name, port in found:
+            hint = f"laca --provider {name}" if name in cfg.llm_settings else f"(port {port})"
+            lines.append(f"  {name} on localhost:{port}   start with: {hint}")
+    else:
+        lines.append("  (no local server found on ports 11434 Ollama, 1234 LM Studio, 8080 llama.cpp, 8000 vLLM)")
+    lines += ["", "Make a choice permanent with `laca config init` (writes ~/.config/laca/config.yaml)."]
+    return "\n".join(lines)

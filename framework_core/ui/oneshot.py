@@ -1,0 +1,81 @@
+"""One-shot mode (`-p`): one turn, the answer on stdout, anything needing approval declined and reported on stderr.
+
+--output-format text (the answer as it streams), json (one object at the end), stream-json (one event per line).
+Exit codes: 0 ok, 1 runtime error, 2 usage or config error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, is_dataclass
+from typing import TYPE_CHECKING, Any
+
+from framework_core.approval import ApprovalAnswer, ApprovalRequest, DeclineAllApprover
+from framework_core.errors import ConfigError
+from framework_core.events import AssistantTextDelta, CoreEvent, Notice, ToolCallFinished
+
+if TYPE_CHECKING:
+    from framework_core.config_load import LoadedConfig
+    from framework_core.session import MessageManager
+    from framework_core.startup import StartOptions
+
+
+class ReportingDecliner(DeclineAllApprover):
+    def approve(self, req: ApprovalRequest) -> ApprovalAnswer:
+        body = " ".join((req.preview.body or req.preview.title).split())[:200]
+        print(f"laca: declined {req.request.tool_name} (needs approval; none possible with -p): {body}", file=sys.stderr)
+        return super().approve(req)
+
+
+def _jsonable(event: CoreEvent) -> dict[str, Any]:
+    data = asdict(event) if is_dataclass(event) else {"value": str(event)}
+    return {"type": type(event).__name__, **data}
+
+
+def read_prompt(prompt: str) -> str:
+    if prompt != "-":
+        return prompt
+    text = sys.stdin.read()
+    if not text.strip():
+        raise ConfigError("-p - read an empty prompt from stdin")
+    return text
+
+
+def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartOptions", warnings: list[str]) -> int:
+    from framework_core.wiring import build_agent
+
+    fmt = opts.output_format
+    text = read_prompt(opts.prompt or "")
+    calls: list[dict[str, Any]] = []
+
+    def sink(event: CoreEvent) -> None:
+        if fmt == "stream-json":
+            print(json.dumps(_jsonable(event), default=str), flush=True)
+        elif isinstance(event, AssistantTextDelta) and fmt == "text":
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+        elif isinstance(event, Notice):
+            print(f"laca: {event.level}: {event.text}", file=sys.stderr)
+        if isinstance(event, ToolCallFinished):
+            calls.append({"request": event.request.to_dict(), "result": event.result.to_dict(),
+                          "duration_s": round(event.duration_s, 3)})
+
+    for w in warnings:
+        print(f"laca: {w}", file=sys.stderr)
+    parts = build_agent(loaded, events=sink, approver=ReportingDecliner(), session=session, start_mcp=not opts.no_mcp)
+    agent = parts.agent
+    try:
+        outcome = agent.run_turn(text)
+    finally:
+        if agent.mcp is not None:
+            agent.mcp.close()
+    if fmt == "text" and outcome.text and not outcome.text.endswith("\n"):
+        sys.stdout.write("\n")
+    if fmt == "json":
+        print(json.dumps({"result": outcome.text, "tool_calls": calls, "usage": asdict(outcome.usage),
+                          "session_id": session.session_id, "interrupted": outcome.interrupted,
+                          "error": outcome.error}, ensure_ascii=False, default=str))
+    if outcome.interrupted:
+        return 130
+    return 1 if outcome.error else 0

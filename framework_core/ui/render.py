@@ -1,0 +1,184 @@
+"""EventRenderer: turns core events into terminal output. It renders; it does not execute."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from framework_core.events import (AssistantMessageDone, AssistantTextDelta, CoreEvent, ModelRequestStarted, Notice,
+                                   RetryScheduled, ToolCallFinished, ToolCallQueued, ToolCallStarted, ToolOutputChunk,
+                                   TurnFinished)
+from framework_core.lial_core import ToolResult
+
+NOTICE_STYLE = {"info": "laca.info", "warning": "laca.warn", "error": "laca.err"}
+STATUS_MARK = {"success": ("✓", "laca.ok"), "error": ("✗", "laca.err"), "declined_by_user": ("⊘", "laca.warn"),
+               "blocked_by_policy": ("⛔", "laca.err"), "dry_run": ("◌", "laca.info")}
+
+
+def one_line(text: str, width: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class Spinner:
+    """A transient spinner with elapsed seconds, shown until the first token arrives."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._live: Any = None
+        self._start = 0.0
+        self.label = ""
+
+    def start(self, label: str) -> None:
+        self.stop()
+        if not self.console.is_terminal:
+            return
+        from rich.live import Live
+        from rich.spinner import Spinner as RichSpinner
+
+        self._start, self.label = time.monotonic(), label
+        self._spinner = RichSpinner("dots", text=self._text())
+        self._live = Live(console=self.console, transient=True, refresh_per_second=8,
+                          get_renderable=self._renderable, redirect_stdout=False, redirect_stderr=False)
+        self._live.__enter__()
+
+    def _text(self) -> Text:
+        return Text(f"{self.label} {time.monotonic() - self._start:4.1f}s  (Ctrl-C to stop)", style="laca.dim")
+
+    def _renderable(self) -> Any:
+        self._spinner.text = self._text()
+        return self._spinner
+
+    def stop(self) -> None:
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.__exit__(None, None, None)
+
+
+class EventRenderer:
+    """The UI's event sink. `screen_lines` caps live command output per call."""
+
+    def __init__(self, console: Console, *, screen_lines: int = 20) -> None:
+        self.console = console
+        self.screen_lines = screen_lines
+        self.spinner = Spinner(console)
+        self._md: Any = None
+        self._out_lines = 0
+        self._out_partial = ""
+        self._out_hidden = 0
+
+    def __call__(self, event: CoreEvent) -> None:
+        handler = getattr(self, "_on_" + type(event).__name__, None)
+        if handler is not None:
+            handler(event)
+
+    # -- model output ---------------------------------------------------------------------------
+    def _on_ModelRequestStarted(self, ev: ModelRequestStarted) -> None:
+        self.spinner.start(f"{ev.provider} · {ev.model} thinking")
+
+    def _on_AssistantTextDelta(self, ev: AssistantTextDelta) -> None:
+        self.spinner.stop()
+        if self._md is None:
+            from framework_core.ui.markdown_stream import MarkdownStream
+
+            self._md = MarkdownStream(self.console)
+        self._md.feed(ev.text)
+
+    def _on_AssistantMessageDone(self, ev: AssistantMessageDone) -> None:
+        self.spinner.stop()
+        md, self._md = self._md, None
+        if md is not None:
+            if ev.cut_off:
+                md.abort("[reply cut off]" if ev.message.meta.get("cut_off") else "[interrupted]")
+            else:
+                md.finish()
+
+    def pause(self) -> None:
+        """Stop anything live (spinner, open Markdown) before another component takes the terminal."""
+        self.spinner.stop()
+        if self._md is not None:
+            self._md.finish()
+            self._md = None
+
+    # -- tools ----------------------------------------------------------------------------------
+    def _on_ToolCallQueued(self, ev: ToolCallQueued) -> None:
+        self.pause()
+
+    def _on_ToolCallStarted(self, ev: ToolCallStarted) -> None:
+        self.pause()
+        self._out_lines, self._out_partial, self._out_hidden = 0, "", 0
+        line = Text("⏺ ", style="laca.tool")
+        line.append(ev.title, style="laca.tool")
+        if ev.body and "\n" not in ev.body.strip():
+            line.append("  " + ev.body.strip(), style="bold")
+        if ev.auto_approved:
+            line.append(f"   (ran without asking: {one_line(ev.reason, 60)})" if ev.reason else "   (auto)",
+                        style="laca.dim")
+        self.console.print(line)
+
+    def _on_ToolOutputChunk(self, ev: ToolOutputChunk) -> None:
+        text = self._out_partial + ev.text
+        lines = text.split("\n")
+        self._out_partial = lines.pop()
+        for line in lines:
+            self._emit_output_line(line)
+
+    def _emit_output_line(self, line: str) -> None:
+        self._out_lines += 1
+        if self._out_lines <= self.screen_lines:
+            self.console.print(Text("  │ " + line[:400], style="laca.dim"))
+        else:
+            self._out_hidden += 1
+
+    def _on_ToolCallFinished(self, ev: ToolCallFinished) -> None:
+        if self._out_partial:
+            self._emit_output_line(self._out_partial)
+            self._out_partial = ""
+        mark, style = STATUS_MARK.get(ev.result.status, ("•", "laca.dim"))
+        line = Text(f"  {mark} ", style=style)
+        line.append(summarise_result(ev.result), style=style)
+        line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
+        if self._out_hidden:
+            line.append(f"  · {self._out_hidden} more output lines not shown on screen", style="laca.dim")
+        self.console.print(line)
+        self._out_lines = self._out_hidden = 0
+
+    # -- status ---------------------------------------------------------------------------------
+    def _on_RetryScheduled(self, ev: RetryScheduled) -> None:
+        self.pause()
+        self.console.print(Text(f"⟳ {ev.reason}; retrying in {ev.delay_s:.1f}s (attempt {ev.attempt + 1} of "
+                                f"{ev.max_attempts}). Ctrl-C cancels.", style="laca.warn"))
+
+    def _on_Notice(self, ev: Notice) -> None:
+        self.pause()
+        prefix = {"info": "", "warning": "warning: ", "error": "error: "}[ev.level]
+        self.console.print(Text(prefix + ev.text, style=NOTICE_STYLE[ev.level]))
+
+    def _on_TurnFinished(self, ev: TurnFinished) -> None:
+        if self._md is not None:
+            md, self._md = self._md, None
+            md.abort("[interrupted]") if ev.interrupted else md.finish()
+        self.spinner.stop()
+        if ev.interrupted:
+            self.console.print(Text("Interrupted. Every tool call was answered; you can go on.", style="laca.warn"))
+
+
+def summarise_result(result: ToolResult) -> str:
+    d = result.data
+    if result.status == "success":
+        if "exit_code" in d:
+            lines = (d.get("stdout") or "").count("\n") + (d.get("stderr") or "").count("\n")
+            extra = " (timed out)" if d.get("timed_out") else ""
+            return f"exit {d['exit_code']}{extra} · {lines} lines of output"
+        if "bytes_written" in d:
+            return f"wrote {d['bytes_written']} bytes to {d.get('file_path', '')}"
+        if "content" in d and "file_path" in d:
+            return f"read {str(d['content']).count(chr(10))} lines from {d['file_path']}"
+        if "content" in d:
+            return one_line(str(d["content"]) or "(no content)", 120)
+        return "done"
+    return escape(one_line(str(d.get("error_message") or d.get("message") or result.status), 160))

@@ -1,0 +1,92 @@
+"""Slash commands as data: name, arguments, help, topic, handler, argument completions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from framework_core.ui.repl import Repl
+
+Handler = Callable[["Repl", str], None]
+ArgSource = Callable[["Repl"], list[str]]
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    help: str
+    topic: str
+    handler: Handler
+    args: str = ""
+    complete: ArgSource | None = None
+    aliases: tuple[str, ...] = ()
+
+
+def _h(method: str) -> Handler:
+    return lambda repl, arg: getattr(repl.commands, method)(arg)
+
+
+def _personas(repl: "Repl") -> list[str]:
+    return repl.agent.dcm.persona_ids()
+
+
+def _providers(repl: "Repl") -> list[str]:
+    return sorted(repl.agent.config.llm_settings)
+
+
+def _models(repl: "Repl") -> list[str]:
+    p = repl.agent.provider
+    return list(dict.fromkeys([p.model, *p.models]))
+
+
+def _grant_ids(repl: "Repl") -> list[str]:
+    return [str(n) for n, _ in repl.agent.teps.policy.grants.list()]
+
+
+def _sessions(repl: "Repl") -> list[str]:
+    from framework_core.config_load import user_data_dir
+    from framework_core.session import list_sessions
+
+    return [s.session_id for s in list_sessions(user_data_dir(), repl.loaded.workspace)[:20]]
+
+
+COMMANDS: list[SlashCommand] = [
+    SlashCommand("help", "Show commands by topic", "session", _h("help")),
+    SlashCommand("exit", "Quit (Ctrl-D works too)", "session", _h("exit"), aliases=("quit",)),
+    SlashCommand("clear", "Start a fresh conversation (the transcript keeps the old one)", "session", _h("clear")),
+    SlashCommand("sessions", "List this workspace's sessions (resume with laca --resume ID)", "session",
+                 _h("sessions")),
+    SlashCommand("edit", "Compose the next message in $EDITOR", "session", _h("edit")),
+    SlashCommand("persona", "Show or switch the persona", "model", _h("persona"), "[id]", _personas),
+    SlashCommand("provider", "Show or switch the provider (history is kept)", "model", _h("provider"), "[name]",
+                 _providers),
+    SlashCommand("model", "Show or switch the model", "model", _h("model"), "[name]", _models),
+    SlashCommand("tokens", "Token usage and cost estimate", "model", _h("tokens")),
+    SlashCommand("compact", "Summarise older turns to free context", "model", _h("compact")),
+    SlashCommand("context", "List loaded context documents with token estimates", "model", _h("context")),
+    SlashCommand("tools", "List every tool with its source and permission", "tools", _h("tools")),
+    SlashCommand("mcp", "MCP servers, their state and tools", "tools", _h("mcp")),
+    SlashCommand("undo", "Restore the last file change(s) made by the agent", "tools", _h("undo"), "[n]"),
+    SlashCommand("show-permissions", "Rules and session grants, with source and scope", "permissions",
+                 _h("show_permissions")),
+    SlashCommand("revoke", "Remove session grant N", "permissions", _h("revoke"), "N", _grant_ids),
+    SlashCommand("allow-dangerous", "Toggle: Dangerous commands may be asked for (each still asks, default No)",
+                 "permissions", _h("allow_dangerous")),
+    SlashCommand("dry-run", "Toggle: show what tools would do, run nothing", "permissions", _h("dry_run")),
+]
+
+TOPICS = {"session": "Session", "model": "Model and context", "tools": "Tools", "permissions": "Permissions"}
+
+
+def lookup(name: str) -> SlashCommand | None:
+    for cmd in COMMANDS:
+        if name == cmd.name or name in cmd.aliases:
+            return cmd
+    return None
+
+
+def split(text: str) -> tuple[str, str]:
+    body = text.strip()[1:]
+    name, _, arg = body.partition(" ")
+    return name.strip(), arg.strip()

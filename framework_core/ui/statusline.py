@@ -1,0 +1,30 @@
+"""The bottom toolbar: provider and model, persona, tokens and % of context, session, red danger markers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.formatted_text import FormattedText
+
+if TYPE_CHECKING:
+    from framework_core.core import Agent
+
+
+def status_fragments(agent: "Agent") -> FormattedText:
+    p = agent.provider
+    used = agent.session.last_usage.input_tokens + agent.session.last_usage.output_tokens
+    pct = 100 * used / p.context_window if p.context_window else 0
+    parts: list[tuple[str, str]] = []
+    if agent.teps.policy.allow_dangerous:
+        parts.append(("bg:ansired fg:ansiwhite bold", " ALLOW-DANGEROUS "))
+        parts.append(("", " "))
+    if agent.teps.dry_run:
+        parts.append(("bg:ansired fg:ansiwhite bold", " DRY-RUN "))
+        parts.append(("", " "))
+    parts += [
+        ("bold", f" {agent.provider_name}"), ("", f" · {p.model}"),
+        ("", f" · persona {agent.persona_id}"),
+        ("", f" · {agent.session.usage.total:,} tok"), ("", f" · ctx {pct:.0f}%"),
+        ("", f" · session {agent.session.session_id} "),
+    ]
+    return FormattedText(parts)

@@ -1,0 +1,108 @@
+"""Build the parts of one session from a loaded config: DCM, tool registry, policy, TEPS, MCP, agent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from framework_core.approval import Approver
+from framework_core.config_load import LoadedConfig, user_config_dir, user_data_dir
+from framework_core.core import Agent
+from framework_core.errors import ConfigError
+from framework_core.events import EventSink, Notice
+from framework_core.session import MessageManager
+
+USER_RULES = "rules.yaml"
+WORKSPACE_RULES = Path(".laca") / "rules.yaml"
+WORKSPACE_TOOLS = "tools.yaml"
+
+
+@dataclass
+class Parts:
+    agent: Agent
+    warnings: list[str]
+
+
+def rule_file_paths(loaded: LoadedConfig) -> list[Path]:
+    cfg = loaded.config.teps_settings
+    paths = [Path(p) for p in ([cfg.allowlist_file] if cfg.allowlist_file else []) + list(cfg.rule_files)]
+    for extra in (user_config_dir() / USER_RULES, loaded.workspace / WORKSPACE_RULES):
+        if extra.is_file() and extra not in paths:
+            paths.append(extra)
+    return paths
+
+
+def tool_file_paths(loaded: LoadedConfig) -> list[Path]:
+    paths = [Path(p) for p in loaded.config.tools_files]
+    ws = (loaded.workspace / WORKSPACE_TOOLS).resolve()
+    if ws.is_file() and ws not in [p.resolve() for p in paths]:
+        paths.append(ws)
+    return paths
+
+
+def build_policy_state(loaded: LoadedConfig):  # -> PolicyState
+    from framework_core.policy.decide import PolicyState
+    from framework_core.policy.rules import load_rule_files
+
+    missing = [str(p) for p in rule_file_paths(loaded) if not p.is_file()]
+    if missing:
+        raise ConfigError(f"rule file not found: {missing[0]}. Fix teps_settings.allowlist_file / rule_files.")
+    return PolicyState(rules=load_rule_files(rule_file_paths(loaded)))
+
+
+def build_registry(loaded: LoadedConfig):  # -> ToolRegistry
+    from framework_core.tools.base import ToolRegistry
+    from framework_core.tools.builtin import builtin_tools
+
+    registry = ToolRegistry()
+    for spec in builtin_tools():
+        registry.register(spec)
+    paths = tool_file_paths(loaded)
+    if paths:
+        from framework_core.tools.declared import load_tools_file
+
+        for path in paths:
+            if not path.is_file():
+                raise ConfigError(f"tools file not found: {path}. Fix tools_files in framework_config.yaml.")
+            for spec in load_tools_file(path):
+                if spec.name in registry:
+                    raise ConfigError(f"tool '{spec.name}' is defined twice", path=str(path))
+                registry.register(spec)
+    return registry
+
+
+def mcp_servers(loaded: LoadedConfig) -> dict:
+    servers = dict(loaded.config.mcp_servers)
+    if (loaded.workspace / ".mcp.json").is_file():
+        from framework_core.tools.mcp import load_mcp_json
+
+        for name, settings in load_mcp_json(loaded.workspace).items():
+            servers.setdefault(name, settings)
+    return {n: s for n, s in servers.items() if s.enabled}
+
+
+def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, session: MessageManager,
+                start_mcp: bool = True) -> Parts:
+    from framework_core.dcm import DynamicContextManager
+    from framework_core.teps import TEPSEngine
+
+    cfg = loaded.config
+    dcm = DynamicContextManager(cfg.context_definition_file, workspace=loaded.workspace,
+                                agents_md_max_bytes=cfg.ui.agents_md_max_bytes)
+    if cfg.default_persona not in dcm.persona_ids():
+        raise ConfigError(f"Unknown persona '{cfg.default_persona}'. Valid personas: {', '.join(dcm.persona_ids())}",
+                          key="default_persona")
+    registry = build_registry(loaded)
+    teps = TEPSEngine(cfg.teps_settings, registry=registry, workspace=loaded.workspace, approver=approver,
+                      policy=build_policy_state(loaded), events=events, audit=session.record)
+    mcp = None
+    servers = mcp_servers(loaded) if start_mcp else {}
+    if servers:
+        from framework_core.tools.mcp import McpManager
+
+        mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
+        mcp.start()
+    agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)
+    for warning in dcm.warnings:
+        events(Notice("warning", warning))
+    return Parts(agent, list(dcm.warnings))

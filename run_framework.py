@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""LACA entry point: `python run_framework.py [options]` (same as the `laca` console script).
+
+Works from any directory: the current directory is the workspace. When run by a Python that lacks the
+dependencies, it re-runs itself with the project's `.venv` (created by `make run` / `make test`).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+try:
+    import typer  # noqa: F401  (a cheap probe that the dependencies are installed)
+except ImportError:
+    venv_python = HERE / ".venv" / "bin" / "python"
+    if venv_python.exists() and Path(sys.executable).resolve() != venv_python.resolve():
+        os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
+    sys.exit(f"laca: dependencies are not installed. Run `make run` in {HERE} once (it creates .venv).")
+
+from framework_core.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    main()
