@@ -202,8 +202,8 @@ class TEPSEngine:
     # ---- results ---------------------------------------------------------------------------
 
     @staticmethod
-    def _result(req: ToolRequest, status: str, **data: Any) -> ToolResult:
-        return ToolResult(req.request_id, req.tool_name, status, data)  # type: ignore[arg-type]
+    def _result(req: ToolRequest, result_status: str, /, **data: Any) -> ToolResult:
+        return ToolResult(req.request_id, req.tool_name, result_status, data)  # type: ignore[arg-type]
 
     def _interrupted(self, req: ToolRequest) -> ToolResult:
         return self._result(req, "declined_by_user", message=INTERRUPTED)

@@ -1,0 +1,115 @@
+"""The one entry point TEPS calls: decide(facts, state) -> allow | ask | deny, with reasons. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from framework_core.approval import GrantOption
+from framework_core.policy.classifier import classify_command
+from framework_core.policy.grants import SessionGrants, grant_options_for
+from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.paths import is_credential_path
+from framework_core.policy.rules import RuleSet
+from framework_core.tools.base import Permission, ToolKind
+
+Action = Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    tool_name: str
+    kind: ToolKind
+    source: str = "builtin"
+    permission: Permission | None = None
+    command: str | None = None
+    path: str | None = None
+    inside_workspace: bool = True
+    home: str = ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    level: Level
+    reasons: tuple[str, ...]
+    matched: tuple[str, ...] = ()
+    grant_options: tuple[GrantOption, ...] = ()
+
+
+@dataclass
+class PolicyState:
+    rules: RuleSet = field(default_factory=RuleSet)
+    grants: SessionGrants = field(default_factory=SessionGrants)
+    allow_dangerous: bool = False
+
+
+def decide(facts: CallFacts, state: PolicyState) -> Decision:
+    if facts.permission == "never":
+        return Decision("deny", Level.NEEDS_CONFIRM, (f"tool {facts.tool_name} is disabled (permission: never)",))
+    deny, allow = state.rules.match_tool(facts.tool_name)
+    if deny is not None:
+        return Decision("deny", Level.NEEDS_CONFIRM, (f"denied by {deny.label}",), (deny.label,))
+    if facts.kind == "bash":
+        return _bash(facts, state)
+    if facts.kind in ("read", "write"):
+        return _file(facts, state, allow.label if allow else None)
+    return _generic(facts, state, allow.label if allow else None)
+
+
+def _bash(facts: CallFacts, state: PolicyState) -> Decision:
+    cmd = facts.command or ""
+    verdict = classify_command(cmd)
+    deny, allow = state.rules.match_command(cmd)
+    if deny is not None:
+        return Decision("deny", verdict.level, (f"denied by {deny.label}",) + verdict.reasons, (deny.label,))
+    if verdict.level == Level.DANGEROUS:
+        if not state.allow_dangerous:
+            return Decision("deny", verdict.level, verdict.reasons)
+        return Decision("ask", verdict.level, verdict.reasons)
+    if verdict.level == Level.SAFE:
+        return Decision("allow", verdict.level, verdict.reasons, ("read-only by construction",))
+    grant = state.grants.match(facts, verdict)
+    if grant is not None:
+        n, g = grant
+        return Decision("allow", verdict.level, verdict.reasons, (f"session grant #{n}: {g.label}",))
+    if allow is not None:
+        return Decision("allow", verdict.level, verdict.reasons, (allow.label,))
+    return Decision("ask", verdict.level, verdict.reasons, (), tuple(grant_options_for(facts, verdict)))
+
+
+def _file(facts: CallFacts, state: PolicyState, allow_label: str | None) -> Decision:
+    reasons: list[str] = []
+    cred = is_credential_path(facts.path or "", facts.home) if facts.path else None
+    if cred:
+        reasons.append(cred)
+    if not facts.inside_workspace:
+        reasons.append(f"{'reads' if facts.kind == 'read' else 'writes'} outside the workspace: {facts.path}")
+    verdict = Verdict(Level.NEEDS_CONFIRM, tuple(reasons))
+    options = tuple(grant_options_for(facts, verdict))
+    if facts.kind == "read":
+        if cred:
+            return Decision("ask", Level.NEEDS_CONFIRM, tuple(reasons), (), options)
+        return Decision("allow", Level.SAFE, tuple(reasons) or ("reading a workspace file",), ("reads are allowed",))
+    grant = state.grants.match(facts, verdict)
+    if grant is not None and not cred:
+        return Decision("allow", Level.NEEDS_CONFIRM, tuple(reasons) or ("writes a file",),
+                        (f"session grant #{grant[0]}: {grant[1].label}",))
+    if allow_label and not cred and facts.inside_workspace:
+        return Decision("allow", Level.NEEDS_CONFIRM, ("writes a file",), (allow_label,))
+    return Decision("ask", Level.NEEDS_CONFIRM, tuple(reasons) or ("writes a file",), (), options)
+
+
+def _generic(facts: CallFacts, state: PolicyState, allow_label: str | None) -> Decision:
+    where = f" on server {facts.source.split(':', 1)[1]}" if facts.source.startswith("mcp:") else ""
+    if facts.permission == "always":
+        return Decision("allow", Level.NEEDS_CONFIRM, (f"{facts.tool_name}{where} is configured 'always'",),
+                        ("configured permission: always",))
+    grant = state.grants.match(facts, None)
+    if grant is not None:
+        return Decision("allow", Level.NEEDS_CONFIRM, (f"calls {facts.tool_name}{where}",),
+                        (f"session grant #{grant[0]}: {grant[1].label}",))
+    if allow_label:
+        return Decision("allow", Level.NEEDS_CONFIRM, (f"calls {facts.tool_name}{where}",), (allow_label,))
+    return Decision("ask", Level.NEEDS_CONFIRM, (f"calls {facts.tool_name}{where}; its permission is 'ask'",), (),
+                    tuple(grant_options_for(facts, None)))

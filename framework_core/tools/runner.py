@@ -1,0 +1,157 @@
+"""Run a bash command in its own process group with bounded memory, streamed output and timeouts."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, IO
+
+CHUNK = 256 * 1024
+EMIT_INTERVAL_S = 0.05
+
+
+@dataclass
+class CommandOutcome:
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    timed_out: bool
+    cancelled: bool
+    duration_s: float
+    total_bytes: int
+    full_output_path: str | None
+
+
+class _Capture:
+    """Keeps the head and a rolling tail of one stream; spills everything to a file past the budget."""
+
+    def __init__(self, budget: int, name: str, spill_dir: Path) -> None:
+        self.half = max(budget // 2, 256)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self.lines = 0
+        self.name = name
+        self.spill_dir = spill_dir
+        self.spill: IO[bytes] | None = None
+        self.spill_path: str | None = None
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        self.lines += data.count(b"\n")
+        if self.spill is None and self.total > 2 * self.half:
+            self.spill_dir.mkdir(parents=True, exist_ok=True)
+            fd, self.spill_path = tempfile.mkstemp(prefix=f"laca-{self.name}-", suffix=".log", dir=self.spill_dir)
+            self.spill = os.fdopen(fd, "wb")
+            self.spill.write(self.head)
+            self.spill.write(self.tail)
+        if self.spill is not None:
+            self.spill.write(data)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > 2 * self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        if self.spill is not None:
+            self.spill.close()
+        kept_tail = bytes(self.tail[-self.half:]) if self.total > 2 * self.half else bytes(self.tail)
+        cut = self.total - len(self.head) - len(kept_tail)
+        head = bytes(self.head).decode("utf-8", errors="replace")
+        tail = kept_tail.decode("utf-8", errors="replace")
+        if cut <= 0:
+            return head + tail
+        note = (f"\n[… {cut:,} bytes cut from the middle ({self.total:,} bytes, {self.lines:,} lines in all); "
+                f"full {self.name} saved to {self.spill_path} …]\n")
+        return head + note + tail
+
+
+def kill_group(proc: subprocess.Popen[bytes], grace_s: float = 1.0) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: float, budget_chars: int,
+                cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
+                spill_dir: Path | None = None) -> CommandOutcome:
+    spill_dir = spill_dir or Path(tempfile.gettempdir()) / "laca-output"
+    start = time.monotonic()
+    proc = subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir), "stderr": _Capture(budget_chars // 3, "stderr", spill_dir)}
+    timed_out = cancelled = False
+    pending: list[bytes] = []
+    last_emit = 0.0
+    sel = selectors.DefaultSelector()
+    assert proc.stdout and proc.stderr
+    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    open_streams = 2
+    exited_at: float | None = None
+    try:
+        while open_streams:
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > 0.5:
+                kill_group(proc, 0.2)  # the shell exited; background children holding the pipes go too
+                break
+            if now - start > timeout_s:
+                timed_out = True
+                break
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            for key, _ in sel.select(timeout=0.1):
+                data = os.read(key.fileobj.fileno(), CHUNK)  # type: ignore[union-attr]
+                if not data:
+                    sel.unregister(key.fileobj)
+                    open_streams -= 1
+                    continue
+                caps[key.data].add(data)
+                if on_output is not None and sum(map(len, pending)) < 64 * 1024:
+                    pending.append(data)
+            if on_output is not None and pending and time.monotonic() - last_emit >= EMIT_INTERVAL_S:
+                on_output(b"".join(pending).decode("utf-8", errors="replace"))
+                pending.clear()
+                last_emit = time.monotonic()
+    except KeyboardInterrupt:
+        kill_group(proc)
+        raise
+    finally:
+        sel.close()
+        if timed_out or cancelled:
+            kill_group(proc)
+    if on_output is not None and pending:
+        on_output(b"".join(pending).decode("utf-8", errors="replace"))
+    try:
+        code = proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        code = proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+    out, err = caps["stdout"], caps["stderr"]
+    return CommandOutcome(out.text(), err.text(), None if (timed_out or cancelled) else code, timed_out, cancelled,
+                          time.monotonic() - start, out.total + err.total, out.spill_path or err.spill_path)

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from framework_core.config_load import Overrides, load_config, resolve_api_key, user_config_path
+from framework_core.errors import ConfigError, MissingApiKeyError
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_framework_defaults_load(workspace: Path) -> None:
+    loaded = load_config(workspace, env={})
+    assert loaded.config.llm_provider == "openai"
+    assert {"openai", "anthropic", "ollama", "vllm", "openrouter", "gemini", "lmstudio"} <= set(loaded.config.llm_settings)
+    assert loaded.config.context_definition_file.endswith("FRAMEWORK_CONTEXT.md")
+    assert loaded.source_of(("llm_provider",)).startswith("framework")
+
+
+def test_layers_user_workspace_env_flag(workspace: Path) -> None:
+    write(user_config_path(), "llm_provider: anthropic\nteps_settings:\n  command_timeout_s: 5\n")
+    write(workspace / "framework_config.yaml", "teps_settings:\n  command_timeout_s: 7\n")
+    loaded = load_config(workspace, env={})
+    assert loaded.config.llm_provider == "anthropic"
+    assert loaded.source_of(("llm_provider",)).startswith("user")
+    assert loaded.config.teps_settings.command_timeout_s == 7
+    assert loaded.source_of(("teps_settings", "command_timeout_s")).startswith("workspace")
+    # env beats files, flags beat env
+    assert load_config(workspace, env={"LACA_PROVIDER": "ollama"}).config.llm_provider == "ollama"
+    flagged = load_config(workspace, Overrides(provider="vllm", model="m1"), env={"LACA_PROVIDER": "ollama"})
+    assert flagged.config.llm_provider == "vllm"
+    assert flagged.config.llm_settings["vllm"].model == "m1"
+    assert flagged.source_of(("llm_settings", "vllm", "model")) == "flag"
+
+
+def test_config_flag_file_layers_above_workspace(workspace: Path, tmp_path: Path) -> None:
+    extra = write(tmp_path / "extra.yaml", "default_persona: catalyst\n")
+    loaded = load_config(workspace, Overrides(config_path=str(extra)), env={})
+    assert loaded.config.default_persona == "catalyst"
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(workspace, Overrides(config_path=str(tmp_path / "nope.yaml")), env={})
+
+
+def test_broken_yaml_names_file_and_line(workspace: Path) -> None:
+    write(workspace / "framework_config.yaml", "llm_provider: openai\nteps_settings:\n  command_timeout_s: [1,\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace, env={})
+    msg = str(err.value)
+    assert "framework_config.yaml" in msg and "line" in msg
+
+
+def test_invalid_value_names_key_and_line(workspace: Path) -> None:
+    write(workspace / "framework_config.yaml", "teps_settings:\n  command_timeout_s: -3\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace, env={})
+    assert "teps_settings.command_timeout_s" in str(err.value)
+    assert "line 2" in str(err.value)
+
+
+def test_unknown_key_is_rejected(workspace: Path) -> None:
+    write(workspace / "framework_config.yaml", "llm_providr: openai\n")
+    with pytest.raises(ConfigError, match="llm_providr"):
+        load_config(workspace, env={})
+
+
+def test_unknown_provider_lists_valid_ones(workspace: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace, Overrides(provider="nosuch"), env={})
+    assert "nosuch" in str(err.value) and "anthropic" in str(err.value) and "openai" in str(err.value)
+
+
+def test_missing_key_names_env_var(workspace: Path) -> None:
+    cfg = load_config(workspace, env={}).config
+    with pytest.raises(MissingApiKeyError) as err:
+        resolve_api_key(cfg, "anthropic", env={})
+    assert "ANTHROPIC_API_KEY" in str(err.value)
+    assert resolve_api_key(cfg, "anthropic", env={"ANTHROPIC_API_KEY": "sk-x"}) == "sk-x"
+    assert resolve_api_key(cfg, "ollama", env={}) is None  # local servers need no key
+
+
+def test_relative_paths_resolve_against_their_file(workspace: Path) -> None:
+    write(workspace / "framework_config.yaml", "teps_settings:\n  allowlist_file: rules/allow.txt\n")
+    loaded = load_config(workspace, env={})
+    assert loaded.config.teps_settings.allowlist_file == str(workspace / "rules" / "allow.txt")
