@@ -16,7 +16,7 @@ try:
     import typer  # noqa: F401  (a cheap probe that the dependencies are installed)
 except ImportError:
     venv_python = HERE / ".venv" / "bin" / "python"
-    if venv_python.exists() and Path(sys.executable).resolve() != venv_python.resolve():
+    if venv_python.exists() and Path(sys.prefix).resolve() != (HERE / ".venv").resolve():
         os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
     sys.exit(f"laca: dependencies are not installed. Run `make run` in {HERE} once (it creates .venv).")
 

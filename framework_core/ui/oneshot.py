@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from framework_core.approval import ApprovalAnswer, ApprovalRequest, DeclineAllApprover
 from framework_core.errors import ConfigError
-from framework_core.events import AssistantTextDelta, CoreEvent, Notice, ToolCallFinished
+from framework_core.events import AssistantMessageDone, AssistantTextDelta, CoreEvent, Notice, ToolCallFinished
 
 if TYPE_CHECKING:
     from framework_core.config_load import LoadedConfig
@@ -55,6 +55,8 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
         elif isinstance(event, AssistantTextDelta) and fmt == "text":
             sys.stdout.write(event.text)
             sys.stdout.flush()
+        elif isinstance(event, AssistantMessageDone) and fmt == "text" and event.message.content:
+            sys.stdout.write("\n" if event.message.content.endswith("\n") else "\n\n")
         elif isinstance(event, Notice):
             print(f"laca: {event.level}: {event.text}", file=sys.stderr)
         if isinstance(event, ToolCallFinished):
@@ -70,8 +72,6 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
     finally:
         if agent.mcp is not None:
             agent.mcp.close()
-    if fmt == "text" and outcome.text and not outcome.text.endswith("\n"):
-        sys.stdout.write("\n")
     if fmt == "json":
         print(json.dumps({"result": outcome.text, "tool_calls": calls, "usage": asdict(outcome.usage),
                           "session_id": session.session_id, "interrupted": outcome.interrupted,

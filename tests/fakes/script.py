@@ -1,0 +1,103 @@
+"""What the fake LLM servers answer: scripted replies, faults, and a deterministic default for manual tests."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ToolCallSpec:
+    name: str
+    arguments: dict[str, Any]
+    id: str | None = None
+    raw_arguments: str | None = None  # send these exact characters instead (e.g. malformed JSON)
+
+
+@dataclass
+class Fault:
+    kind: str  # "status" | "drop" | "truncate" | "stall"
+    status: int = 500
+    retry_after_ms: int | None = None
+    retry_after: float | None = None
+    after_chunks: int = 0
+    seconds: float = 0.0
+
+    @classmethod
+    def http(cls, status: int, *, retry_after_ms: int | None = None, retry_after: float | None = None) -> "Fault":
+        return cls("status", status=status, retry_after_ms=retry_after_ms, retry_after=retry_after)
+
+    @classmethod
+    def drop_mid_stream(cls, after_chunks: int = 2) -> "Fault":
+        return cls("drop", after_chunks=after_chunks)
+
+    @classmethod
+    def truncate(cls) -> "Fault":
+        return cls("truncate")
+
+    @classmethod
+    def stall(cls, seconds: float) -> "Fault":
+        return cls("stall", seconds=seconds)
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool_calls: list[ToolCallSpec] = field(default_factory=list)
+    chunk_size: int = 8
+    fault: Fault | None = None
+    delay_s: float = 0.0  # pause between chunks
+    usage: tuple[int, int] = (11, 7)
+
+
+def icerc(command: str) -> str:
+    return (f"Intent: carry out the user's request.\nCommand: {command}\nExpected outcome: the command completes.\n"
+            "Risk assessment: low to moderate, see the command.\nConfirmation request: may I run this?")
+
+
+def default_reply(messages: list[dict[str, Any]]) -> Reply:
+    """Deterministic behaviour when nothing is queued (manual testing in a terminal)."""
+    last = messages[-1] if messages else {"role": "user", "content": ""}
+    if last.get("kind") == "tool_result":
+        return Reply(text=f"Tool finished: {summarise(last.get('content', ''))}")
+    text = last.get("content", "") if isinstance(last.get("content"), str) else ""
+    if m := re.search(r"multi:\s*(.+)", text, re.S):
+        cmds = [c.strip() for c in m.group(1).split(";;") if c.strip()]
+        return Reply(text=f"Running {len(cmds)} commands.", tool_calls=[
+            ToolCallSpec("executeBashCommand", {"command": c, "icerc_full_text": icerc(c)}) for c in cmds])
+    if m := re.search(r"run:\s*(.+)", text, re.S):
+        cmd = m.group(1).strip()
+        return Reply(text="Let me run that.", tool_calls=[
+            ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": icerc(cmd)})])
+    if m := re.search(r"read:\s*(\S+)", text):
+        return Reply(tool_calls=[ToolCallSpec("readFile", {"path": m.group(1), "icerc_full_text": icerc(f"read {m.group(1)}")})])
+    if m := re.search(r"write:\s*(\S+)\s+(.*)", text, re.S):
+        return Reply(text="Writing the file.", tool_calls=[ToolCallSpec(
+            "writeFile", {"path": m.group(1), "content": m.group(2), "icerc_full_text": icerc(f"write {m.group(1)}")})])
+    if m := re.search(r"tool:\s*(\S+)\s*(\{.*\})?", text, re.S):
+        args = json.loads(m.group(2)) if m.group(2) else {}
+        args.setdefault("icerc_full_text", icerc(f"call {m.group(1)}"))
+        return Reply(tool_calls=[ToolCallSpec(m.group(1), args)])
+    if m := re.search(r"long:\s*(\d+)", text):
+        n = int(m.group(1))
+        paras = [f"## Part {i}\n\nParagraph {i} with **bold**, `code` and a list:\n\n- one\n- two\n" for i in range(n)]
+        return Reply(text="\n".join(paras) + "\n```python\nprint('done')\n```\n", chunk_size=16, delay_s=0.005)
+    return Reply(text=f"You said: **{text.strip()[:200]}**\n\n- a list item\n- another item\n")
+
+
+def summarise(content: Any) -> str:
+    if isinstance(content, list):
+        content = " ".join(str(c.get("text", c)) if isinstance(c, dict) else str(c) for c in content)
+    try:
+        data = json.loads(content)
+        status = data.get("status")
+        detail = data.get("stdout") or data.get("message") or data.get("error_message") or data.get("content") or ""
+        return f"status {status}. {str(detail).strip()[:300]}"
+    except (ValueError, TypeError, AttributeError):
+        return str(content)[:300]
+
+
+def chunks(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] if text else []
