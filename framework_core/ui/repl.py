@@ -161,6 +161,11 @@ class Repl:
         except LacaError as exc:
             self.renderer.pause()
             self.console.print(Text(f"error: {exc}", style="laca.err"))
+        except Exception as exc:  # a bug must not end the session or lose the conversation
+            self.renderer.pause()
+            self.agent.session.repair()
+            self.console.print(Text(f"internal error: {type(exc).__name__}: {exc}. The session goes on; please "
+                                    "report this.", style="laca.err"))
 
     def slash(self, text: str) -> None:
         name, arg = split(text)
