@@ -185,8 +185,10 @@ def simple(argv: list[Word], assigns: list[str], ctx: Ctx) -> Verdict:
         return Verdict.combine(extra or [Verdict(Level.SAFE, ())])
     if argv[0].dynamic:
         return Verdict.combine(extra + [confirm(texts, "the program name is computed at run time")])
-    inner, _wrappers = unwrap(texts)
+    inner, wrappers = unwrap(texts)
     if not inner:
+        if "env" in wrappers:
+            return Verdict.combine(extra + [confirm(texts, "prints every environment variable, which may include secrets")])
         return Verdict.combine(extra + [safe(texts, "wrapper with nothing to run")])
     verdict = classify_program(inner, lambda code: recurse(code, ctx.depth + 1))
     name = inner[0].rsplit("/", 1)[-1]
@@ -228,8 +230,9 @@ def _stage_argv(stage: Any) -> list[str]:
         return []
     scratch = Ctx(depth=MAX_DEPTH)
     argv, _ = argv_of(node, scratch)
-    inner, _ = unwrap([w.text for w in argv])
-    return inner
+    texts = [w.text for w in argv]
+    inner, _ = unwrap(texts)
+    return inner or texts
 
 
 def _leaks_secrets(argv: list[str]) -> str | None:
@@ -257,6 +260,8 @@ def redirect(node: Any, ctx: Ctx, heads: list[str]) -> None:
     if node.type == "heredoc_redirect":
         shell_fed = bool(heads) and heads[0].rsplit("/", 1)[-1] in SHELLS
         for child in node.children:
+            if child.type in ("file_redirect", "herestring_redirect"):
+                redirect(child, ctx, heads)
             if child.type == "pipeline" or child.type == "command":
                 walk(child, ctx)
                 for sub in [child] + list(child.named_children):

@@ -119,6 +119,8 @@ def classify_program(argv: list[str], recurse: Recurse) -> Verdict:
         return danger(argv, "formats or repartitions a disk")
     if name in POWER or (name in ("init", "telinit") and args[:1] in (["0"], ["6"])):
         return danger(argv, "shuts down or reboots the machine")
+    if name in ("node", "npm", "yarn", "pnpm", "bun", "deno", "npx") and args == ["-v"]:
+        return safe(argv, "only prints the version")
     handler = HANDLERS.get(name)
     if handler is not None:
         return handler(argv, recurse)
@@ -221,7 +223,9 @@ def git(argv: list[str], recurse: Recurse) -> Verdict:
         opt = args[i]
         if opt == "-c" or opt.startswith("--config-env") or opt.startswith("-c"):
             return confirm(argv, "git -c sets config that can run commands (e.g. core.fsmonitor, core.pager)")
-        if opt in ("-C", "--git-dir", "--work-tree", "--namespace"):
+        if opt.startswith(("--git-dir", "--work-tree")):
+            return confirm(argv, f"git {opt} points git at another repository's config")
+        if opt in ("-C", "--namespace"):
             if opt in ("--git-dir", "--work-tree"):
                 return confirm(argv, f"git {opt} points git at another repository's config")
             i += 2
@@ -244,6 +248,8 @@ def git(argv: list[str], recurse: Recurse) -> Verdict:
                "tag": {"-l", "--list", "-n", "--sort", "--contains", "--format"},
                "remote": {"-v", "--verbose"}, "stash": {"list", "show"}, "worktree": {"list"},
                "submodule": {"status"}, "config": {"--get", "--list", "-l", "--get-all", "--get-regexp", "--show-origin"}}
+    if sub in ("stash", "worktree", "submodule", "config") and (not rest or rest[0] not in listing[sub]):
+        return confirm(argv, f"git {sub} changes the repository")
     if sub in listing:
         allowed = listing[sub]
         if not rest or all(r in allowed or (r.startswith("--") and r.split("=")[0] in allowed) for r in rest[:1]) and \
@@ -472,5 +478,6 @@ HANDLERS: dict[str, Callable[[list[str], Recurse], Verdict]] = {
     "pip": package_query, "pip3": package_query, "npm": package_query, "cargo": package_query, "go": package_query,
     "docker": package_query, "kubectl": package_query, "ip": ip, "set": shell_state, "export": shell_state,
     "declare": shell_state, "typeset": shell_state, "local": shell_state, "readonly": shell_state, "eval": eval_,
+    "command": lambda a, r: safe(a, "only looks a command up") if a[1:2] in (["-v"], ["-V"]) else confirm(a, "runs a command"),
     "awk": awk, "gawk": awk, "mawk": awk, "unset": lambda a, r: safe(a, "only changes this command's own shell state"),
 }
