@@ -1,0 +1,188 @@
+"""A whole turn loop (core + TEPS + adapter + real SDK) against the fake servers, for both wire APIs."""
+
+from __future__ import annotations
+
+import json
+
+from framework_core.events import AssistantTextDelta, RetryScheduled, ToolCallFinished
+from framework_core.history import is_valid
+from tests.fakes.script import Fault, Reply, ToolCallSpec
+from tests.integration.conftest import Rig
+
+
+def bash_call(cmd: str, cid: str) -> ToolCallSpec:
+    return ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": f"Intent: x\nCommand: {cmd}"}, id=cid)
+
+
+def last_results(rig: Rig) -> list[dict]:
+    """The tool results as the provider received them in the last request."""
+    body = rig.server.requests[-1]
+    if rig.server.wire == "openai":
+        return [json.loads(m["content"]) | {"id": m["tool_call_id"]} for m in body["messages"] if m["role"] == "tool"]
+    out = []
+    for m in body["messages"]:
+        if isinstance(m["content"], list):
+            out += [json.loads(b["content"]) | {"id": b["tool_use_id"]} for b in m["content"] if b["type"] == "tool_result"]
+    return out
+
+
+def test_plain_text_turn_streams(rig: Rig) -> None:
+    rig.server.enqueue(Reply(text="Hello **there**, friend.", chunk_size=4))
+    outcome = rig.agent.run_turn("hi")
+    assert outcome.text == "Hello **there**, friend."
+    assert len([e for e in rig.events if isinstance(e, AssistantTextDelta)]) > 3
+    body = rig.server.requests[-1]
+    tools = body["tools"]
+    names = [t["function"]["name"] if "function" in t else t["name"] for t in tools]
+    assert {"executeBashCommand", "readFile", "writeFile"} <= set(names)
+    schema = tools[0]["function"]["parameters"] if "function" in tools[0] else tools[0]["input_schema"]
+    assert "icerc_full_text" in schema["required"]
+    assert rig.agent.session.usage.input_tokens > 0
+
+
+def test_y_n_a_in_one_reply(rig: Rig) -> None:
+    rig.server.enqueue(Reply(text="Three steps.", tool_calls=[
+        bash_call("touch one.txt", "c1"), bash_call("touch two.txt", "c2"), bash_call("touch three.txt", "c3")]),
+        Reply(text="done"))
+    rig.approver.push("y", "n", "a")
+    rig.agent.run_turn("do it")
+    assert (rig.workspace / "one.txt").exists() and not (rig.workspace / "two.txt").exists()
+    assert (rig.workspace / "three.txt").exists()
+    results = last_results(rig)
+    assert [r["id"] for r in results] == ["c1", "c2", "c3"]
+    assert [r["status"] for r in results] == ["success", "declined_by_user", "success"]
+    assert [(s.index, s.total) for s in rig.approver.seen] == [(1, 3), (2, 3), (3, 3)]
+    # 'a' remembered exactly that command: the next identical call runs without a prompt
+    rig.server.enqueue(Reply(tool_calls=[bash_call("touch three.txt", "c4")]), Reply(text="ok"))
+    rig.agent.run_turn("again")
+    assert len(rig.approver.seen) == 3
+    assert is_valid(rig.agent.session.messages)
+
+
+def test_safe_command_runs_without_prompt_and_result_reaches_model(rig: Rig) -> None:
+    (rig.workspace / "data.txt").write_text("forty-two\n")
+    rig.server.enqueue(Reply(tool_calls=[bash_call("cat data.txt", "r1")]), Reply(text="It says forty-two."))
+    outcome = rig.agent.run_turn("what is in data.txt?")
+    assert rig.approver.seen == []
+    assert last_results(rig)[0]["stdout"] == "forty-two\n"
+    assert outcome.text == "It says forty-two."
+
+
+def test_dangerous_blocked_and_model_told(rig: Rig) -> None:
+    rig.server.enqueue(Reply(tool_calls=[bash_call("rm -rf ~", "d1")]), Reply(text="understood"))
+    rig.agent.run_turn("clean my home")
+    res = last_results(rig)[0]
+    assert res["status"] == "blocked_by_policy" and "home directory" in res["message"]
+    assert rig.approver.seen == []
+
+
+def test_malformed_tool_arguments_become_an_error_result(rig: Rig) -> None:
+    rig.server.enqueue(Reply(tool_calls=[ToolCallSpec("executeBashCommand", {}, id="m1", raw_arguments='{"command": "ls"')]),
+                       Reply(text="sorry"))
+    rig.agent.run_turn("list")
+    res = last_results(rig)[0]
+    assert res["status"] == "error" and "JSON" in res["error_message"]
+
+
+def test_retry_on_429_with_retry_after_ms_then_success(rig: Rig) -> None:
+    rig.server.enqueue(Reply(fault=Fault.http(429, retry_after_ms=50)), Reply(fault=Fault.http(500)),
+                       Reply(text="finally"))
+    if rig.server.wire == "anthropic":
+        rig.server.enqueue(Reply(fault=Fault.http(529)), Reply(text="again"))
+    outcome = rig.agent.run_turn("hi")
+    retries = [e for e in rig.events if isinstance(e, RetryScheduled)]
+    assert outcome.text == "finally" and len(retries) == 2
+    assert abs(retries[0].delay_s - 0.05) < 1e-6  # retry-after-ms honoured
+    if rig.server.wire == "anthropic":
+        assert rig.agent.run_turn("more").text == "again"
+
+
+def test_stream_cut_before_text_is_retried(rig: Rig) -> None:
+    rig.server.enqueue(Reply(text="xx", fault=Fault.drop_mid_stream(after_chunks=1)), Reply(text="second try"))
+    assert rig.agent.run_turn("hi").text == "second try"
+
+
+def test_stream_cut_after_text_keeps_partial_and_history_valid(rig: Rig) -> None:
+    rig.server.enqueue(Reply(text="The beginning of a long answer", chunk_size=5, fault=Fault.drop_mid_stream(after_chunks=4)))
+    outcome = rig.agent.run_turn("tell me")
+    last = rig.agent.session.messages[-1]
+    assert last.role == "assistant" and last.meta.get("cut_off") and "[reply cut off]" in last.content
+    assert outcome.error is None and outcome.text
+    rig.server.enqueue(Reply(text="continuing"))
+    assert rig.agent.run_turn("continue").text == "continuing"  # the provider accepts the history
+
+
+def test_truncated_stream_counts_as_cut(rig: Rig) -> None:
+    rig.server.enqueue(Reply(text="partial text here", chunk_size=4, fault=Fault.truncate()))
+    rig.agent.run_turn("hi")
+    assert rig.agent.session.messages[-1].meta.get("cut_off")
+
+
+def test_stall_past_timeout_is_retried_then_reported(rig: Rig) -> None:
+    rig.agent.config.retry.max_attempts = 2
+    rig.server.enqueue(Reply(fault=Fault.stall(2)), Reply(fault=Fault.stall(2)))
+    outcome = rig.agent.run_turn("hi")
+    assert outcome.error and "timed out" in outcome.error
+    assert is_valid(rig.agent.session.messages)
+
+
+def test_auth_error_not_retried_clear_message(rig: Rig, monkeypatch) -> None:
+    rig.agent.api_key = "wrong-key"
+    rig.agent._reset_adapter()
+    outcome = rig.agent.run_turn("hi")
+    assert outcome.error and "authentication failed" in outcome.error and "wrong-key" not in outcome.error
+    assert not [e for e in rig.events if isinstance(e, RetryScheduled)]
+
+
+def test_interrupt_at_approval_answers_every_call_and_next_turn_is_accepted(rig: Rig) -> None:
+    class CtrlC:
+        seen = 0
+
+        def approve(self, req):
+            raise KeyboardInterrupt
+
+    rig.agent.teps.approver = CtrlC()
+    rig.server.enqueue(Reply(tool_calls=[bash_call("touch a", "i1"), bash_call("touch b", "i2")]))
+    outcome = rig.agent.run_turn("go")
+    assert outcome.interrupted
+    msgs = rig.agent.session.messages
+    assert [m.tool_call_id for m in msgs if m.role == "tool_result"][-2:] == ["i1", "i2"]
+    rig.server.enqueue(Reply(text="fine"))
+    assert rig.agent.run_turn("next").text == "fine"  # the fake (like the real API) accepted the history
+    finished = [e for e in rig.events if isinstance(e, ToolCallFinished)]
+    assert len(finished) == 2
+
+
+def test_history_with_missing_result_is_rejected_by_fake(rig: Rig) -> None:
+    """Our fakes enforce the real APIs' rule, so the repair tests above are meaningful."""
+    import httpx2
+
+    if rig.server.wire == "anthropic":
+        body = {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]},
+            {"role": "user", "content": "no result"}]}
+        r = httpx2.post(rig.server.base_url + "/v1/messages", json=body, headers={"x-api-key": "test-key-anthropic"})
+    else:
+        body = {"model": "m", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "t1", "type": "function",
+                                                                    "function": {"name": "x", "arguments": "{}"}}]},
+            {"role": "user", "content": "no result"}]}
+        r = httpx2.post(rig.server.base_url + "/chat/completions", json=body,
+                        headers={"authorization": "Bearer test-key-openai"})
+    assert r.status_code == 400 and "t1" in r.text
+
+
+def test_switch_provider_mid_session_keeps_history_valid(rig: Rig, request) -> None:
+    rig.server.enqueue(Reply(tool_calls=[bash_call("ls", "s1")]), Reply(text="listed"))
+    rig.agent.run_turn("list files")
+    other = "anthropic" if rig.server.wire == "openai" else "openai"
+    other_server = request.getfixturevalue(f"{other}_server")
+    rig.agent.config.llm_settings[other] = rig.agent.config.llm_settings[rig.server.wire].model_copy(
+        update={"type": other, "base_url": other_server.base_url, "api_key_env_var":
+                "ANTHROPIC_API_KEY" if other == "anthropic" else "OPENAI_API_KEY"})
+    rig.agent.set_provider(other)
+    other_server.enqueue(Reply(text="I see the earlier listing."))
+    assert rig.agent.run_turn("what did you find?").text == "I see the earlier listing."
+    assert len(other_server.requests[-1]["messages"]) >= 4

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pexpect
+import pytest
+
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.openai_server import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def fake_anthropic() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer() as server:
+        yield server
+
+
+@pytest.fixture
+def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
+          fake_anthropic: FakeAnthropicServer) -> Iterator[Callable[..., pexpect.spawn]]:
+    children: list[pexpect.spawn] = []
+
+    def start(*args: str, env: dict[str, str] | None = None, provider: str = "openai") -> pexpect.spawn:
+        full = dict(os.environ)
+        full.update({"OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": "k",
+                     "ANTHROPIC_BASE_URL": fake_anthropic.base_url, "ANTHROPIC_API_KEY": "k", "TERM": "xterm",
+                     "LACA_TYPEAHEAD_GUARD_S": "0.3", "COLUMNS": "120", "LINES": "40"})
+        full.pop("NO_COLOR", None)
+        full.update(env or {})
+        child = pexpect.spawn(sys.executable, [str(ROOT / "run_framework.py"), "--provider", provider, *args],
+                              cwd=str(workspace), env=full, encoding="utf-8", timeout=20, dimensions=(40, 120))
+        children.append(child)
+        return child
+
+    yield start
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)

@@ -1,0 +1,151 @@
+"""The REPL in a real pseudo-terminal: prompt, streaming, approvals, typeahead guard, Ctrl-C, resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pexpect
+
+from tests.fakes.script import Reply, ToolCallSpec
+
+PROMPT = "forge>"
+
+
+def bash_call(cmd: str, cid: str) -> ToolCallSpec:
+    return ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": f"Intent: test\nCommand: {cmd}"}, id=cid)
+
+
+def test_prompt_chat_status_line_and_exit(spawn, fake_openai) -> None:
+    child = spawn()
+    child.expect_exact("\x1b[6n")  # answer the cursor position request like a real terminal
+    child.send("\x1b[10;1R")
+    child.expect_exact(PROMPT)
+    for part in ("gpt-4.1-mini", "persona forge", "ctx 0%", r"session \d{8}-"):  # the status line
+        child.expect(part)
+    child.sendline("hello pty")
+    child.expect_exact("You said:")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_three_call_reply_decided_y_n_a(spawn, fake_openai, workspace: Path) -> None:
+    fake_openai.enqueue(Reply(text="Three.", tool_calls=[bash_call("touch p1", "a"), bash_call("touch p2", "b"),
+                                                         bash_call("touch p3", "c")]), Reply(text="All decided."))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("go")
+    for key, marker in (("y", "call 1 of 3"), ("n", "call 2 of 3"), ("a", "call 3 of 3")):
+        child.expect_exact(marker)
+        child.expect_exact("Allow?")
+        time.sleep(0.5)  # past the typeahead guard
+        child.send(key)
+        if key == "n":
+            child.expect_exact("Why not?")
+            child.sendline("not that one")
+    child.expect_exact("All decided.")
+    child.expect_exact(PROMPT)
+    assert (workspace / "p1").exists() and not (workspace / "p2").exists() and (workspace / "p3").exists()
+    tool_msgs = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_msgs] == ["a", "b", "c"]
+    assert "not that one" in tool_msgs[1]["content"]
+
+
+def test_key_typed_before_prompt_does_not_answer_it(spawn, fake_openai, workspace: Path) -> None:
+    fake_openai.enqueue(Reply(text="Thinking slowly " * 20, chunk_size=4, delay_s=0.02,
+                              tool_calls=[bash_call("touch early.txt", "e")]), Reply(text="ok"))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("go")
+    child.expect_exact("Thinking")
+    child.send("y")  # typed while the reply streams, before the approval prompt exists
+    child.expect_exact("Allow?")
+    time.sleep(1.0)
+    assert not (workspace / "early.txt").exists(), "an early key must not approve"
+    child.send("n")
+    child.expect_exact("Why not?")
+    child.sendline("")
+    child.expect_exact(PROMPT)
+    assert not (workspace / "early.txt").exists()
+
+
+def test_ctrl_c_mid_stream_then_next_turn_accepted_by_anthropic(spawn, fake_anthropic) -> None:
+    fake_anthropic.enqueue(Reply(text="word " * 400, chunk_size=5, delay_s=0.01), Reply(text="Next answer fine."))
+    child = spawn(provider="anthropic")
+    child.expect_exact(PROMPT)
+    child.sendline("long please")
+    child.expect_exact("word word")
+    child.sendintr()
+    child.expect_exact(PROMPT)
+    child.sendline("again")
+    child.expect_exact("Next answer fine.")
+    child.expect_exact(PROMPT)
+
+
+def test_ctrl_c_kills_running_command_group(spawn, fake_openai, workspace: Path) -> None:
+    fake_openai.enqueue(Reply(tool_calls=[bash_call("sleep 30 & echo $! > child.pid; sleep 30", "k")]),
+                        Reply(text="after interrupt"))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("run it")
+    child.expect_exact("Allow?")
+    time.sleep(0.5)
+    child.send("y")
+    child.expect_exact("Run command")
+    deadline = time.time() + 5
+    while not (workspace / "child.pid").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    child.sendintr()
+    child.expect_exact(PROMPT)
+    pid = int((workspace / "child.pid").read_text())
+    time.sleep(1.5)
+    try:
+        os.kill(pid, 0)
+        alive = Path(f"/proc/{pid}/status").read_text().find("State:\tZ") < 0
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "the background child of the command must be killed with its group"
+    child.sendline("hello")
+    child.expect_exact("after interrupt")
+
+
+def test_kill_9_then_continue(spawn, fake_openai) -> None:
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("remember the word pineapple")
+    child.expect_exact("You said")
+    child.expect_exact(PROMPT)
+    os.kill(child.pid, signal.SIGKILL)
+    child.expect(pexpect.EOF)
+    again = spawn("--continue")
+    again.expect_exact("Resumed session")
+    again.expect_exact(PROMPT)
+    fake_openai.enqueue(Reply(text="resumed ok"))
+    again.sendline("what word?")
+    again.expect_exact("resumed ok")
+    sent = [m["content"] for m in fake_openai.requests[-1]["messages"] if m["role"] == "user"]
+    assert any("pineapple" in s for s in sent)
+
+
+def test_no_color_gives_plain_output(spawn, fake_openai) -> None:
+    child = spawn(env={"NO_COLOR": "1"})
+    child.expect_exact(PROMPT)
+    fake_openai.enqueue(Reply(text="# Title\n\nSome **bold** text.\n"))
+    child.sendline("x")
+    child.expect_exact("Some bold text.")
+    before = child.before + child.after
+    assert "\x1b[1m" not in before and "\x1b[3" not in before.replace("\x1b[39", "")
+
+
+def test_double_ctrl_c_at_empty_prompt_exits(spawn) -> None:
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendintr()
+    child.expect_exact("Ctrl-C again")
+    child.sendintr()
+    child.expect(pexpect.EOF)
