@@ -1,0 +1,165 @@
+"""Declared tools (seed 002): validation on load, argv slots without a shell, adversarial arguments."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from framework_core.approval import ScriptedApprover
+from framework_core.errors import ConfigError
+from framework_core.lial_core import ToolRequest
+from framework_core.teps import TEPSEngine
+from framework_core.tools.base import ToolRegistry
+from framework_core.tools.declared import load_tools_file
+
+ECHO_ARGS = f"{sys.executable} -c 'import sys, json; print(json.dumps(sys.argv[1:]))'"
+
+
+def tools_file(ws: Path, text: str) -> Path:
+    p = ws / "tools.yaml"
+    p.write_text(text)
+    return p
+
+
+def engine(ws: Path, text: str, answers=("y",) * 5) -> TEPSEngine:
+    registry = ToolRegistry()
+    for spec in load_tools_file(tools_file(ws, text)):
+        registry.register(spec)
+    return TEPSEngine({}, registry=registry, workspace=ws, approver=ScriptedApprover(answers))
+
+
+ARGV_TOOL = f"""
+- name: show_args
+  description: prints its argv as JSON
+  type: cli
+  requires_approval: false
+  config:
+    command: ["{sys.executable}", "-c", "import sys, json; print(json.dumps(sys.argv[1:]))", "{{query}}"]
+    params:
+      - {{name: query, type: string, max_length: 50}}
+      - {{name: path, type: filepath, required: false, flag: --path}}
+      - {{name: mode, type: enum, values: [fast, slow], required: false, flag: --mode}}
+      - {{name: n, type: integer, required: false, minimum: 1, maximum: 9, flag: -n}}
+"""
+
+
+def call(teps: TEPSEngine, name: str, **args):
+    return teps.execute_tool(ToolRequest("r", name, args, "brief"))
+
+
+def test_injection_stays_one_argument(workspace: Path) -> None:
+    teps = engine(workspace, ARGV_TOOL)
+    res = call(teps, "show_args", query="my-query; ls -la $(id) `x` && rm -rf ~")
+    assert res.status == "success"
+    assert json.loads(res.data["stdout"]) == ["my-query; ls -la $(id) `x` && rm -rf ~"]
+
+
+def test_typed_params_and_flags(workspace: Path) -> None:
+    (workspace / "f.txt").write_text("x")
+    teps = engine(workspace, ARGV_TOOL)
+    res = call(teps, "show_args", query="q", path="f.txt", mode="fast", n=3)
+    assert json.loads(res.data["stdout"]) == ["q", "--path", "f.txt", "--mode", "fast", "-n", "3"]
+
+
+@pytest.mark.parametrize(("args", "problem"), [
+    ({"query": "q", "path": "../../etc/passwd"}, "outside the workspace"),
+    ({"query": "q", "path": "/etc/passwd"}, "relative"),
+    ({"query": "x" * 51}, "at most 50"),
+    ({"query": 42}, "must be a string"),
+    ({"query": "q", "mode": "turbo"}, "one of"),
+    ({"query": "q", "n": 10}, "between"),
+    ({"query": "q", "n": "3"}, "integer"),
+    ({"query": "q", "extra": 1}, "unknown parameter"),
+    ({}, "missing required"),
+    ({"query": "--upload-pack=evil"}, "may not start with '-'"),
+])
+def test_bad_arguments_become_error_results_and_nothing_runs(workspace: Path, args: dict, problem: str) -> None:
+    teps = engine(workspace, ARGV_TOOL)
+    res = teps.execute_tool(ToolRequest("r", "show_args", args, "b"))
+    assert res.status == "error" and problem in res.data["error_message"]
+
+
+def test_symlink_out_of_workspace_refused(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("s")
+    os.symlink(outside, workspace / "link.txt")
+    teps = engine(workspace, ARGV_TOOL)
+    res = call(teps, "show_args", query="q", path="link.txt")
+    assert res.status == "error" and "outside the workspace" in res.data["error_message"]
+
+
+def test_requires_approval_defaults_to_true(workspace: Path) -> None:
+    specs = load_tools_file(tools_file(workspace, """
+- name: t
+  description: d
+  type: cli
+  config: {command: [echo]}
+"""))
+    assert specs[0].permission == "ask" and specs[0].source.startswith("declared:")
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("- name: t\n  description: d\n  type: cli\n  config: {}\n", "config.command"),
+    ("- name: t\n  description: d\n  type: shell\n  config: {command: [x]}\n", "'type'"),
+    ("- name: readFile\n  description: d\n  type: cli\n  config: {command: [x]}\n", "built-in"),
+    ("- name: t\n  description: d\n  type: cli\n  config: {command: [x, '{nope}']}\n", "{nope}"),
+    ("- name: t\n  description: d\n  type: cli\n  config:\n    command: [x]\n    params: [{name: u, type: url}]\n", "allowed_hosts"),
+    ("- name: t\n  type: cli\n  config: {command: [x]}\n", "'description'"),
+    ("- name: t\n  description: d\n  type: cli\n  config: {command: [x], params: [{name: p, type: strng}]}\n", "tool 't'"),
+])
+def test_invalid_file_names_tool_field_and_problem(workspace: Path, text: str, needle: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_tools_file(tools_file(workspace, text))
+    assert needle in str(err.value) and "tools.yaml" in str(err.value)
+
+
+def test_api_tool_credential_never_reaches_model(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):  # noqa: N802
+            seen["auth"] = self.headers.get("authorization")
+            body = json.dumps({"echo": self.path, "auth": self.headers.get("authorization")}).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("SEARCH_KEY", "supersecret-123")
+    try:
+        teps = engine(workspace, f"""
+- name: search
+  description: search
+  type: api
+  config:
+    base_url: http://127.0.0.1:{server.server_address[1]}/search
+    api_key_env: SEARCH_KEY
+    params:
+      - {{name: q, type: string}}
+      - {{name: site, type: url, allowed_hosts: [example.com], required: false}}
+""")
+        res = call(teps, "search", q="hello world")
+        assert res.status == "success" and res.data["status_code"] == 200
+        assert seen["auth"] == "Bearer supersecret-123"
+        assert "supersecret" not in res.to_model_text()
+        assert "supersecret" not in json.dumps(teps.registry.get("search").llm_schema().parameters)
+        bad = call(teps, "search", q="x", site="https://evil.example/x")
+        assert bad.status == "error" and "not allowed" in bad.data["error_message"]
+    finally:
+        server.shutdown()
+
+
+def test_example_tools_yaml_loads() -> None:
+    specs = load_tools_file(Path(__file__).resolve().parents[3] / "tools.yaml")
+    assert {s.name for s in specs} == {"word_count", "git_log_oneline"}
