@@ -1,0 +1,102 @@
+"""The built-in tools' machinery: process groups, output caps with spill files, atomic writes, undo."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+from framework_core.tools.envscrub import scrub_env
+from framework_core.tools.files import FileHistory, atomic_write, resolve_in_workspace, unified_diff_preview
+from framework_core.tools.runner import run_command
+
+ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"}
+
+
+def run(cmd: str, cwd: Path, **kw):
+    opts = {"env": ENV, "timeout_s": 10, "budget_chars": 4000, "spill_dir": cwd / "spill"}
+    opts.update(kw)
+    return run_command(cmd, cwd=cwd, **opts)
+
+
+def test_scrub_env_withholds_credentials_case_insensitively() -> None:
+    env = {"PATH": "/bin", "OPENAI_API_KEY": "x", "github_token": "y", "MY_SECRET_THING": "z", "EDITOR": "vi"}
+    clean, withheld = scrub_env(env, ["*_API_KEY", "*TOKEN*", "*SECRET*"], keep=[])
+    assert clean == {"PATH": "/bin", "EDITOR": "vi"}
+    assert withheld == ("MY_SECRET_THING", "OPENAI_API_KEY", "github_token")
+    assert "github_token" in scrub_env(env, ["*TOKEN*"], keep=["github_token"])[0]
+
+
+def test_output_head_and_tail_kept_full_output_spilled(tmp_path: Path) -> None:
+    out = run("seq 1 2000000", tmp_path)  # ~14 MB
+    assert out.exit_code == 0 and out.total_bytes > 10_000_000
+    assert len(out.stdout) < 5000
+    assert out.stdout.startswith("1\n2\n3\n") and out.stdout.rstrip().endswith("2000000")
+    assert "cut from the middle" in out.stdout and out.full_output_path
+    assert Path(out.full_output_path).stat().st_size == out.total_bytes
+
+
+def test_small_output_untouched_and_streamed(tmp_path: Path) -> None:
+    chunks: list[str] = []
+    out = run("echo one; echo two >&2; exit 3", tmp_path, on_output=chunks.append)
+    assert out.stdout == "one\n" and out.stderr == "two\n" and out.exit_code == 3
+    assert "one" in "".join(chunks) and out.full_output_path is None
+
+
+def test_timeout_kills_whole_process_group(tmp_path: Path) -> None:
+    started = time.monotonic()
+    out = run("sleep 30 & echo $! > bg.pid; sleep 30", tmp_path, timeout_s=1)
+    assert out.timed_out and out.exit_code is None and time.monotonic() - started < 5
+    pid = int((tmp_path / "bg.pid").read_text())
+    time.sleep(0.3)
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+def test_cancel_event_stops_command(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    out = run("sleep 20", tmp_path, cancel=cancel)
+    assert out.cancelled and out.duration_s < 5
+
+
+def test_exited_shell_does_not_wait_for_background_children(tmp_path: Path) -> None:
+    out = run("sleep 20 & echo started", tmp_path)
+    assert out.stdout == "started\n" and out.duration_s < 5
+
+
+def test_resolve_in_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    assert resolve_in_workspace("sub/../a.txt", ws) == (ws / "a.txt", True)
+    assert resolve_in_workspace("../x", ws)[1] is False
+    assert resolve_in_workspace("/etc/passwd", ws)[1] is False
+    os.symlink("/etc", ws / "escape")
+    assert resolve_in_workspace("escape/passwd", ws)[1] is False
+
+
+def test_atomic_write_keeps_mode_and_undo_restores(tmp_path: Path) -> None:
+    f = tmp_path / "script.sh"
+    f.write_text("old\n")
+    f.chmod(0o750)
+    history = FileHistory()
+    history.record(f)
+    atomic_write(f, b"new\n")
+    assert f.read_text() == "new\n" and stat.S_IMODE(f.stat().st_mode) == 0o750
+    created = tmp_path / "new" / "file.txt"
+    history.record(created)
+    atomic_write(created, b"x")
+    atomic_write(f, b"more\n", append=True)
+    assert f.read_text() == "new\nmore\n"
+    lines = history.undo(2)
+    assert not created.exists() and f.read_text() == "old\n" and len(lines) == 2
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".laca-tmp")] == []
+
+
+def test_diff_preview_never_cuts_silently() -> None:
+    old = "\n".join(str(i) for i in range(1000))
+    new = "\n".join(str(i * 2) for i in range(1000))
+    text = unified_diff_preview(old, new, "f.txt", max_lines=50)
+    assert text.count("\n") == 50 and "more diff lines not shown" in text
+    assert unified_diff_preview("a", "a", "f") == "(no changes: the new content is identical)"
