@@ -61,18 +61,18 @@ def measure(rounds: int = 7) -> list[Row]:
     base_argv = [sys.executable, "-c", BASELINE]
 
     def ours() -> float:
-        t, _ = _spawn_until(ours_argv, "forge> ", env, ws)
+        t, _ = _spawn_until(ours_argv, "forge>", env, ws)
         _close()
         return t
 
     def base() -> float:
-        t, _ = _spawn_until(base_argv, "base> ", env, ws)
+        t, _ = _spawn_until(base_argv, "base>", env, ws)
         _close()
         return t
 
     ours_t, base_t = interleaved(ours, base, rounds)
     rows = [ratio_row("time to prompt", ours_t, base_t, 1.3)]
-    _, pid = _spawn_until(ours_argv, "forge> ", env, ws)
+    _, pid = _spawn_until(ours_argv, "forge>", env, ws)
     time.sleep(2.0)  # let background warm-up finish: memory at idle, before the first message
     rows.append(absolute_row("memory at idle (RSS)", rss_mb(pid), 80, "MB"))
     _close()

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, IO
 
-CHUNK = 256 * 1024
+CHUNK = 1024 * 1024
+PIPE_SIZE = 1024 * 1024
 EMIT_INTERVAL_S = 0.05
 
 
@@ -77,6 +78,18 @@ class _Capture:
         return head + note + tail
 
 
+def _grow_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Larger pipe buffers mean far fewer reads for commands that print a lot (Linux only)."""
+    try:
+        import fcntl
+
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                fcntl.fcntl(stream.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
+    except (ImportError, OSError):
+        pass
+
+
 def kill_group(proc: subprocess.Popen[bytes], grace_s: float = 1.0) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -99,6 +112,7 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
     start = time.monotonic()
     proc = subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    _grow_pipes(proc)
     caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir), "stderr": _Capture(budget_chars // 3, "stderr", spill_dir)}
     timed_out = cancelled = False
     pending: list[bytes] = []

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.text import Text
 
+BATCH_CHARS = 8192  # finished blocks are rendered together once this much has accumulated
 
 class MarkdownStream:
     def __init__(self, console: Console, *, live: bool = True, refresh_per_second: float = 8,
@@ -24,6 +25,8 @@ class MarkdownStream:
         self._parts: list[str] = []
         self._pending = ""  # text after the last complete line
         self._block: list[str] = []  # lines of the open block
+        self._done: list[str] = []  # finished blocks not yet printed
+        self._done_chars = 0
         self._in_fence = False
         self._fence = ""
         self._printed = 0
@@ -40,6 +43,8 @@ class MarkdownStream:
         self._pending = lines.pop()
         for line in lines:
             self._line(line)
+        if self._done_chars >= BATCH_CHARS:
+            self._emit_done()
         self._dirty = True
         self._paint()
 
@@ -66,7 +71,14 @@ class MarkdownStream:
             return
         block = "\n".join(self._block)
         self._block = []
-        self._emit(block)
+        self._done.append(block)
+        self._done_chars += len(block)
+
+    def _emit_done(self) -> None:
+        if self._done:
+            text = "\n\n".join(self._done)
+            self._done, self._done_chars = [], 0
+            self._emit(text)
 
     def _emit(self, block: str) -> None:
         target = self._live.console if self._live is not None else self.console
@@ -77,7 +89,8 @@ class MarkdownStream:
 
     # -- painting the open tail ----------------------------------------------------------------------
     def _tail(self) -> str:
-        return "\n".join(self._block + ([self._pending] if self._pending else []))
+        open_block = "\n".join(self._block + ([self._pending] if self._pending else []))
+        return "\n\n".join(self._done + [open_block])
 
     def _paint(self, force: bool = False) -> None:
         if not self.use_live or not self._dirty:
@@ -108,10 +121,8 @@ class MarkdownStream:
             self._block.append(self._pending)
             self._pending = ""
         self._stop_live()
-        if self._block:
-            block = "\n".join(self._block)
-            self._block = []
-            self._emit(block)
+        self._flush_block()
+        self._emit_done()
 
     def abort(self, note: str | None = None) -> None:
         self.finish()

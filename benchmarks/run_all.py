@@ -1,0 +1,46 @@
+"""Run every benchmark against the local fake servers and print one table.
+
+    make bench                      # or: .venv/bin/python -m benchmarks.run_all [--write]
+--write records the run in benchmarks/RESULTS.md with the machine details.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.common import Row, format_table
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ["bench_startup", "bench_oneshot", "bench_render", "bench_turn", "bench_context", "bench_classifier",
+           "bench_big_output"]
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT))
+    import importlib
+
+    rows: list[Row] = []
+    for name in MODULES:
+        print(f"running {name} …", file=sys.stderr, flush=True)
+        try:
+            rows += importlib.import_module(f"benchmarks.{name}").measure()
+        except Exception as exc:  # one broken benchmark must not hide the others
+            rows.append(Row(name, float("nan"), None, "", "-", None, note=f"failed: {type(exc).__name__}: {exc}"))
+    table = format_table(rows)
+    print(table)
+    if "--write" in sys.argv:
+        machine = (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
+                   f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f}")
+        (ROOT / "benchmarks" / "RESULTS.md").write_text(
+            f"# Benchmark results\n\nRecorded {time.strftime('%Y-%m-%d %H:%M %Z')} on {machine}.\n"
+            f"Command: `make bench` (ratios are medians of interleaved runs, so machine noise hits both sides).\n\n"
+            f"```\n{table}\n```\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
