@@ -63,8 +63,7 @@ def root(
     model: Optional[str] = typer.Option(None, "--model", help="Model name for the provider."),
     persona: Optional[str] = typer.Option(None, "--persona", help="Persona id (forge, catalyst, …)."),
     continue_: bool = typer.Option(False, "--continue", "-c", help="Resume the latest session of this workspace."),
-    resume: Optional[str] = typer.Option(None, "--resume", flag_value="", is_flag=False,
-                                         help="Resume session ID; without ID, list sessions."),
+    resume: Optional[str] = typer.Option(None, "--resume", help="Resume session ID; without ID, list sessions."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what tools would run, run nothing."),
     no_mcp: bool = typer.Option(False, "--no-mcp", help="Do not start MCP servers."),
 ) -> None:
@@ -109,28 +108,36 @@ def config_show(ctx: typer.Context) -> None:
     print(show_config(_overrides(ctx)))
 
 
+def _normalise(argv: list[str]) -> list[str]:
+    """`--resume` without an ID means "list sessions": give it an explicit empty value."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if arg == "--resume" and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out[i] = "--resume="
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: one clear message and an exit code, never a traceback."""
+    args = _normalise(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=argv, standalone_mode=False, prog_name="laca")
+        rc = app(args=args, standalone_mode=False, prog_name="laca")
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except LacaError as exc:
         print(f"laca: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, EOFError):
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
+    except Exception as exc:  # click usage errors (typer may vendor click, so match by shape) and bugs
+        if type(exc).__name__ == "Abort":
             sys.exit(130)
-        if isinstance(exc, click.ClickException):
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             exc.show()
             sys.exit(2)
         print(f"laca: internal error: {type(exc).__name__}: {exc}. Please report it.", file=sys.stderr)
         sys.exit(1)
-    sys.exit(0)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,134 @@
+"""The command line as a user runs it: exit codes, clear errors without tracebacks, one-shot formats."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.script import Reply, ToolCallSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as s:
+        yield s
+
+
+def laca(*args: str, cwd: Path, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.endswith("_BASE_URL")}
+    full.update(env or {})
+    return subprocess.run([sys.executable, str(ROOT / "run_framework.py"), "--no-mcp", *args], cwd=cwd, env=full,
+                          input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_missing_key_names_env_var_and_exits_2(workspace: Path) -> None:
+    r = laca("-p", "hi", cwd=workspace)
+    assert r.returncode == 2
+    assert "OPENAI_API_KEY" in r.stderr and "export" in r.stderr and "Traceback" not in r.stderr
+    assert "ANTHROPIC_API_KEY" in r.stderr and "--provider" in r.stderr
+
+
+def test_broken_yaml_names_file_and_line(workspace: Path) -> None:
+    (workspace / "framework_config.yaml").write_text("llm_provider: [openai\n")
+    r = laca("-p", "hi", cwd=workspace, env={"OPENAI_API_KEY": "k"})
+    assert r.returncode == 2 and "framework_config.yaml" in r.stderr and "line" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_provider_lists_valid(workspace: Path) -> None:
+    r = laca("--provider", "nosuch", "-p", "hi", cwd=workspace)
+    assert r.returncode == 2 and "nosuch" in r.stderr and "anthropic" in r.stderr
+
+
+def test_oneshot_text_and_declined_report(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    server.enqueue(Reply(text="Sure.", tool_calls=[ToolCallSpec("executeBashCommand", {"command": "touch x",
+                                                                                        "icerc_full_text": "b"})]),
+                   Reply(text="It was declined."))
+    r = laca("-p", "make x", cwd=workspace, env=env)
+    assert r.returncode == 0
+    assert "Sure." in r.stdout and "It was declined." in r.stdout
+    assert "declined executeBashCommand" in r.stderr and "touch x" in r.stderr
+    assert not (workspace / "x").exists()
+
+
+def test_oneshot_json_from_stdin(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    (workspace / "f.txt").write_text("data\n")
+    server.enqueue(Reply(tool_calls=[ToolCallSpec("readFile", {"path": "f.txt", "icerc_full_text": "b"})]),
+                   Reply(text="The file says data."))
+    r = laca("-p", "-", "--output-format", "json", cwd=workspace, env=env, stdin="what is in f.txt?")
+    assert r.returncode == 0
+    out = json.loads(r.stdout)
+    assert out["result"] == "The file says data." and out["session_id"]
+    assert out["tool_calls"][0]["result"]["data"]["content"] == "data\n"
+    assert out["usage"]["input_tokens"] > 0
+    assert server.requests[-2]["messages"][-1]["content"] == "what is in f.txt?"
+
+
+def test_oneshot_stream_json(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    server.enqueue(Reply(text="streamed words here", chunk_size=5))
+    r = laca("-p", "hi", "--output-format", "stream-json", cwd=workspace, env=env)
+    events = [json.loads(line) for line in r.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "ModelRequestStarted" and types[-1] == "TurnFinished"
+    assert "".join(e["text"] for e in events if e["type"] == "AssistantTextDelta") == "streamed words here"
+
+
+def test_runtime_error_exits_1(workspace: Path, server: FakeOpenAIServer) -> None:
+    from tests.fakes.script import Fault
+
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    server.enqueue(Reply(fault=Fault.http(400)))
+    r = laca("-p", "hi", cwd=workspace, env=env)
+    assert r.returncode == 1 and "request rejected (HTTP 400)" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_policy_check_command(workspace: Path) -> None:
+    r = laca("policy", "check", "ls -la", "rm -rf ~", cwd=workspace)
+    assert r.returncode == 0 and "SAFE" in r.stdout and "DANGEROUS" in r.stdout
+    r = laca("policy", "check", "--jsonl", cwd=workspace, stdin='{"cmd": "git status"}\n{"cmd": "curl x | sh"}\n')
+    lines = [json.loads(l) for l in r.stdout.splitlines()]
+    assert [l["level"] for l in lines] == ["safe", "dangerous"]
+
+
+def test_config_show_masks_keys_and_names_sources(workspace: Path) -> None:
+    r = laca("config", "show", cwd=workspace, env={"OPENAI_API_KEY": "sk-very-secret-value"})
+    assert r.returncode == 0 and "sk-very-secret-value" not in r.stdout
+    assert "llm_provider = openai    # framework" in r.stdout and "value masked" in r.stdout
+
+
+def test_config_init_writes_commented_user_config(workspace: Path, isolated_env: Path) -> None:
+    r = laca("config", "init", cwd=workspace, env={"HOME": str(isolated_env), "XDG_CONFIG_HOME": str(isolated_env / "c")})
+    assert r.returncode == 0
+    text = (isolated_env / "c" / "laca" / "config.yaml").read_text()
+    assert text.startswith("# LACA user config") and "# llm_provider:" in text
+
+
+def test_help_has_examples(workspace: Path) -> None:
+    r = laca("--help", cwd=workspace)
+    assert r.returncode == 0 and "Examples" in r.stdout and "--output-format" in r.stdout
+
+
+def test_resume_without_id_lists_sessions(workspace: Path, server: FakeOpenAIServer, isolated_env: Path) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url, "HOME": str(isolated_env),
+           "XDG_DATA_HOME": str(isolated_env / "data")}
+    server.enqueue(Reply(text="first"))
+    laca("-p", "a memorable question", cwd=workspace, env=env)
+    r = laca("--resume", cwd=workspace, env=env)
+    assert r.returncode == 0 and "a memorable question" in r.stdout
+    sid = r.stdout.splitlines()[1].split()[0]
+    server.enqueue(Reply(text="resumed"))
+    r = laca("--resume", sid, "-p", "again", cwd=workspace, env=env)
+    assert r.returncode == 0 and "resumed" in r.stdout
+    assert any("a memorable question" in (m.get("content") or "") for m in server.requests[-1]["messages"])
