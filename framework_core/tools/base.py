@@ -30,6 +30,7 @@ class ActionPreview:
     notes: list[str] = field(default_factory=list)  # e.g. "path is outside the workspace"
     path: str | None = None  # resolved absolute path for file tools
     inside_workspace: bool = True
+    full_body: str | None = None  # the unfolded body, when `body` folds long values
 
 
 @dataclass
@@ -77,9 +78,25 @@ class ToolSpec:
             return self.preview(args, ctx)
         import json
 
-        where = f" on server {self.server}" if self.server else ""
-        return ActionPreview(title=f"Call {self.remote_name or self.name}{where}",
-                             body=json.dumps(args, indent=2, ensure_ascii=False), lexer="json")
+        where = f" from server {self.server}" if self.server else ""
+        full = json.dumps(args, indent=2, ensure_ascii=False)
+        folded = json.dumps(fold_values(args), indent=2, ensure_ascii=False)
+        return ActionPreview(title=f"Run {self.remote_name or self.name}{where}", body=folded, lexer="json",
+                             full_body=full if folded != full else None)
+
+
+FOLD_AT = 300
+
+
+def fold_values(value: Any) -> Any:
+    """Shorten long strings inside arguments for display, saying how much was left out."""
+    if isinstance(value, str) and len(value) > FOLD_AT:
+        return value[:FOLD_AT] + f"… [{len(value) - FOLD_AT:,} more characters: press v to view all]"
+    if isinstance(value, dict):
+        return {k: fold_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fold_values(v) for v in value]
+    return value
 
 
 class ToolRegistry:

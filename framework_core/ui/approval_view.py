@@ -36,6 +36,8 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
     parts.append(Text(f"What will actually happen: {req.preview.title}", style="bold"))
     if req.server:
         parts.append(Text(f"Server: {req.server}   Tool: {req.request.tool_name}", style="laca.info"))
+    if req.preview.full_body:
+        parts.append(Text("Long values are folded below; press v to view them whole.", style="laca.dim"))
     if req.preview.body:
         body, hidden = fold_body(req.preview.body, max_lines)
         if req.preview.lexer:
@@ -60,10 +62,14 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
                           + (" (or a prefix you pick)" if len(req.grant_options) > 1 else ""), style="laca.dim"))
     count = f" · call {req.index} of {req.total}" if req.total > 1 else ""
     title = f"[bold]{req.request.tool_name}[/bold]{count} · {LEVEL_WORD[req.level]}"
+    if req.server:
+        title = f"[bold]Allow tool call from {req.server}?[/bold]{count}"
     return Panel(Group(*parts), title=title, title_align="left", border_style=style, expand=True)
 
 
 def question_text(req: ApprovalRequest) -> str:
+    if req.server:
+        return "[y] allow once  [n] deny  [a] allow for this chat  [v] view all: "
     if req.level == Level.DANGEROUS:
         return "Run this DANGEROUS action once? [y/N] "
     if req.allow_session:

@@ -34,6 +34,7 @@ class TerminalApprover:
                 self._view_all(req)
                 continue
             if key == "y":
+                self.console.print(Text("Allowed once.", style="laca.ok"))
                 return ApprovalAnswer("once")
             if key == "n":
                 reason = ask_line("Why not? (optional, sent to the model; Enter to skip): ", **self._io)
@@ -56,7 +57,7 @@ class TerminalApprover:
         return None if key == "x" else options[int(key) - 1]
 
     def _view_all(self, req: ApprovalRequest) -> None:
-        body = req.preview.body or ""
+        body = req.preview.full_body or req.preview.body or ""
         renderable = Syntax(body, req.preview.lexer) if req.preview.lexer else Text(body)
         if self.console.is_terminal:
             with self.console.pager(styles=True):

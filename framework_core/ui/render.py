@@ -138,12 +138,15 @@ class EventRenderer:
         if self._out_partial:
             self._emit_output_line(self._out_partial)
             self._out_partial = ""
+        if self._out_hidden:
+            tail = (ev.result.data.get("stdout") or "").rstrip("\n").splitlines()[-3:]
+            self.console.print(Text(f"  │ … {self._out_hidden} lines not shown …", style="laca.dim"))
+            for line in tail:
+                self.console.print(Text("  │ " + line[:400], style="laca.dim"))
         mark, style = STATUS_MARK.get(ev.result.status, ("•", "laca.dim"))
         line = Text(f"  {mark} ", style=style)
         line.append(summarise_result(ev.result), style=style)
         line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
-        if self._out_hidden:
-            line.append(f"  · {self._out_hidden} more output lines not shown on screen", style="laca.dim")
         self.console.print(line)
         self._out_lines = self._out_hidden = 0
 

@@ -31,14 +31,16 @@ def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
           fake_anthropic: FakeAnthropicServer) -> Iterator[Callable[..., pexpect.spawn]]:
     children: list[pexpect.spawn] = []
 
-    def start(*args: str, env: dict[str, str] | None = None, provider: str = "openai") -> pexpect.spawn:
+    def start(*args: str, env: dict[str, str] | None = None, provider: str = "openai",
+              no_mcp: bool = True) -> pexpect.spawn:
         full = dict(os.environ)
         full.update({"OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": "k",
                      "ANTHROPIC_BASE_URL": fake_anthropic.base_url, "ANTHROPIC_API_KEY": "k", "TERM": "xterm",
                      "LACA_TYPEAHEAD_GUARD_S": "0.3", "COLUMNS": "120", "LINES": "40"})
         full.pop("NO_COLOR", None)
         full.update(env or {})
-        child = pexpect.spawn(sys.executable, [str(ROOT / "run_framework.py"), "--provider", provider, *args],
+        child = pexpect.spawn(sys.executable, [str(ROOT / "run_framework.py"), "--provider", provider,
+                                                *(["--no-mcp"] if no_mcp else []), *args],
                               cwd=str(workspace), env=full, encoding="utf-8", timeout=20, dimensions=(40, 120))
         children.append(child)
         return child

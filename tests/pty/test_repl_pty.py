@@ -149,3 +149,33 @@ def test_double_ctrl_c_at_empty_prompt_exits(spawn) -> None:
     child.expect_exact("Ctrl-C again")
     child.sendintr()
     child.expect(pexpect.EOF)
+
+
+def test_spinner_with_elapsed_time_until_first_token(spawn, fake_openai) -> None:
+    fake_openai.enqueue(Reply(text="late answer", chunk_size=100, delay_s=1.2))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("slow one")
+    child.expect(r"thinking\s+\d+\.\ds")
+    child.expect_exact("late answer")
+
+
+def test_mcp_server_tools_in_the_repl(spawn, fake_openai, workspace: Path) -> None:
+    import sys
+
+    (workspace / "framework_config.yaml").write_text(
+        "mcp_servers:\n  time:\n    command: " + sys.executable + "\n    args: [-m, mcp_server_time]\n"
+        "    tools:\n      get_current_time: always\n")
+    child = spawn(env={}, no_mcp=False)
+    child.expect_exact(PROMPT)
+    child.sendline("/mcp")
+    child.expect("time +(ready|starting)")
+    fake_openai.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__time__get_current_time",
+                                                       {"timezone": "UTC", "icerc_full_text": "Intent: time"})]),
+                        Reply(text="It is now."))
+    child.sendline("what time is it?")
+    child.expect_exact("It is now.")
+    results = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"]
+    assert '"timezone' in results[-1]["content"] and "success" in results[-1]["content"]
+    child.sendline("/tools")
+    child.expect_exact("mcp__time__get_current_time")

@@ -100,3 +100,15 @@ def test_diff_preview_never_cuts_silently() -> None:
     text = unified_diff_preview(old, new, "f.txt", max_lines=50)
     assert text.count("\n") == 50 and "more diff lines not shown" in text
     assert unified_diff_preview("a", "a", "f") == "(no changes: the new content is identical)"
+
+
+def test_200_mb_of_output_keeps_memory_bounded(tmp_path: Path) -> None:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = run("yes 'a typical line of build output' | head -c 200000000", tmp_path, budget_chars=30_000)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert out.total_bytes == 200_000_000 and out.exit_code == 0
+    assert len(out.stdout) < 31_000 and "cut from the middle" in out.stdout
+    assert grown_mb < 50
+    Path(out.full_output_path).unlink()
