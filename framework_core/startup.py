@@ -34,10 +34,15 @@ def start(opts: StartOptions) -> int:
     try:
         check_key(loaded)
     except MissingApiKeyError as exc:
-        from framework_core.ui.onboarding import onboarding_text
+        from framework_core.ui.onboarding import offer_local_server, onboarding_text
 
         print(onboarding_text(loaded, exc), file=sys.stderr)
-        return 2
+        choice = offer_local_server(loaded) if opts.prompt is None and sys.stdin.isatty() else None
+        if choice is None:
+            return 2
+        opts.overrides.provider = choice
+        loaded = load_config(Path.cwd(), opts.overrides)
+        check_key(loaded)
     session, warnings = choose_session(loaded, opts)
     if opts.prompt is not None:
         from framework_core.ui.oneshot import run_oneshot

@@ -40,3 +40,16 @@ def onboarding_text(loaded: "LoadedConfig", exc: "MissingApiKeyError") -> str:
         lines.append("  (no local server found on ports 11434 Ollama, 1234 LM Studio, 8080 llama.cpp, 8000 vLLM)")
     lines += ["", "Make a choice permanent with `laca config init` (writes ~/.config/laca/config.yaml)."]
     return "\n".join(lines)
+
+
+def offer_local_server(loaded: "LoadedConfig") -> str | None:
+    """Ask whether to use a local server that answers; return its provider name, or None."""
+    found = [(name, port) for name, port in local_servers() if name in loaded.config.llm_settings]
+    for name, port in found:
+        try:
+            answer = input(f"\nUse {name} on localhost:{port} now? [Y/n] ").strip().lower()
+        except (EOFError, KeyboardInterrupt):
+            return None
+        if answer in ("", "y", "yes"):
+            return name
+    return None

@@ -167,7 +167,7 @@ class EventRenderer:
             md.abort("[interrupted]") if ev.interrupted else md.finish()
         self.spinner.stop()
         if ev.interrupted:
-            self.console.print(Text("Interrupted. Every tool call was answered; you can go on.", style="laca.warn"))
+            self.console.print(Text("Interrupted. The conversation is intact; go on when ready.", style="laca.warn"))
 
 
 def summarise_result(result: ToolResult) -> str:
