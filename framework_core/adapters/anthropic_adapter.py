@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from framework_core.adapters.errors import map_sdk_error
+from framework_core.adapters.sdk_base import SDKAdapter
 from framework_core.errors import StreamCutError
-from framework_core.lial_core import (LLMAdapterInterface, LLMResponse, Message, StreamDone, StreamEvent, TextDelta,
+from framework_core.lial_core import (LLMResponse, Message, StreamDone, StreamEvent, TextDelta,
                                       ToolCallStart, ToolRequest, ToolSchema, Usage)
 
 
@@ -42,29 +43,9 @@ def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-class AnthropicMessagesAdapter(LLMAdapterInterface):
+class AnthropicMessagesAdapter(SDKAdapter):
     wire_api = "anthropic"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._client: Any = None
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            import anthropic
-            import httpx2
-
-            self._client = anthropic.Anthropic(
-                api_key=self._api_key or "not-needed", base_url=self.config.base_url, max_retries=0,
-                timeout=httpx2.Timeout(self.config.request_timeout_s, connect=min(10.0, self.config.request_timeout_s)),
-                default_headers=self.config.extra_headers or None)
-        return self._client
-
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+    sdk = ("anthropic", "Anthropic")
 
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.config.model, "max_tokens": self.config.max_tokens,

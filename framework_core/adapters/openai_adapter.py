@@ -6,12 +6,10 @@ import json
 from typing import Any, Iterator
 
 from framework_core.adapters.errors import map_sdk_error
+from framework_core.adapters.sdk_base import SDKAdapter
 from framework_core.errors import StreamCutError
-from framework_core.lial_core import (LLMAdapterInterface, LLMResponse, Message, StreamDone, StreamEvent, TextDelta,
+from framework_core.lial_core import (LLMResponse, Message, StreamDone, StreamEvent, TextDelta,
                                       ToolCallStart, ToolRequest, ToolSchema, Usage)
-
-PLACEHOLDER_KEY = "not-needed"  # local servers take any key; the SDK insists on one
-
 
 def to_openai_messages(messages: list[Message], system_prompt: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
@@ -39,29 +37,9 @@ def to_openai_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
             for t in tools]
 
 
-class OpenAIChatAdapter(LLMAdapterInterface):
+class OpenAIChatAdapter(SDKAdapter):
     wire_api = "openai"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._client: Any = None
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            import httpx2
-            import openai
-
-            self._client = openai.OpenAI(
-                api_key=self._api_key or PLACEHOLDER_KEY, base_url=self.config.base_url, max_retries=0,
-                timeout=httpx2.Timeout(self.config.request_timeout_s, connect=min(10.0, self.config.request_timeout_s)),
-                default_headers=self.config.extra_headers or None)
-        return self._client
-
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+    sdk = ("openai", "OpenAI")
 
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.config.model, "messages": to_openai_messages(messages, system_prompt),

@@ -1,0 +1,37 @@
+"""What both SDK adapters share: a lazily created client with our timeouts, no SDK retries, and cleanup."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from framework_core.lial_core import LLMAdapterInterface
+
+PLACEHOLDER_KEY = "not-needed"  # local servers take any key; the SDKs insist on one
+
+
+class SDKAdapter(LLMAdapterInterface):
+    #: module and client class of the official SDK, e.g. ("openai", "OpenAI")
+    sdk: tuple[str, str] = ("", "")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import httpx2
+
+            module, cls = self.sdk
+            timeout = self.config.request_timeout_s
+            self._client = getattr(importlib.import_module(module), cls)(
+                api_key=self._api_key or PLACEHOLDER_KEY, base_url=self.config.base_url, max_retries=0,
+                timeout=httpx2.Timeout(timeout, connect=min(10.0, timeout)),
+                default_headers=self.config.extra_headers or None)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
