@@ -13,14 +13,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 try:
-    import typer  # noqa: F401  (a cheap probe that the dependencies are installed)
+    import prompt_toolkit  # noqa: F401  (a probe that the dependencies are installed)
 except ImportError:
     venv_python = HERE / ".venv" / "bin" / "python"
     if venv_python.exists() and Path(sys.prefix).resolve() != (HERE / ".venv").resolve():
         os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
     sys.exit(f"laca: dependencies are not installed. Run `make run` in {HERE} once (it creates .venv).")
 
-from framework_core.cli import main  # noqa: E402
+from framework_core.entry import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

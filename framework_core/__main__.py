@@ -1,3 +1,3 @@
-from framework_core.cli import main
+from framework_core.entry import main
 
 main()

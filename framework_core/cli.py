@@ -5,13 +5,14 @@ Exit codes: 0 ok, 1 runtime error, 2 usage or config error, 130 interrupted.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from enum import Enum
-from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
+from framework_core.cli_options import OPTIONS, fast_parse
 from framework_core.errors import ConfigError, LacaError
 
 EPILOG = """Examples:
@@ -41,42 +42,39 @@ app.add_typer(policy_app, name="policy")
 app.add_typer(config_app, name="config")
 
 
-class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-    stream_json = "stream-json"
-
-
 def _overrides(ctx: typer.Context):
     from framework_core.config_load import Overrides
 
     return ctx.obj if isinstance(ctx.obj, Overrides) else Overrides()
 
 
-@app.callback(invoke_without_command=True)
-def root(
-    ctx: typer.Context,
-    prompt: Optional[str] = typer.Option(None, "-p", "--print", help="Run one turn with this prompt ('-' reads stdin), print the answer, exit."),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--output-format", help="With -p: text, json or stream-json."),
-    config: Optional[str] = typer.Option(None, "--config", help="Extra config file, layered above the workspace one."),
-    provider: Optional[str] = typer.Option(None, "--provider", help="Provider key from llm_settings (openai, anthropic, ollama, …)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model name for the provider."),
-    persona: Optional[str] = typer.Option(None, "--persona", help="Persona id (forge, catalyst, …)."),
-    continue_: bool = typer.Option(False, "--continue", "-c", help="Resume the latest session of this workspace."),
-    resume: Optional[str] = typer.Option(None, "--resume", help="Resume session ID; without ID, list sessions."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show what tools would run, run nothing."),
-    no_mcp: bool = typer.Option(False, "--no-mcp", help="Do not start MCP servers."),
-) -> None:
+def _root(ctx: typer.Context, **values: Any) -> None:
     from framework_core.config_load import Overrides
 
-    ctx.obj = Overrides(config_path=config, provider=provider, model=model, persona=persona)
+    ctx.obj = Overrides(config_path=values["config"], provider=values["provider"], model=values["model"],
+                        persona=values["persona"])
     if ctx.invoked_subcommand:
         return
-    from framework_core.startup import StartOptions, start
+    from framework_core.entry import run_root
 
-    opts = StartOptions(overrides=ctx.obj, prompt=prompt, output_format=output_format.value,
-                        continue_latest=continue_, resume=resume, dry_run=dry_run, no_mcp=no_mcp)
-    raise typer.Exit(start(opts))
+    raise typer.Exit(run_root(values))
+
+
+def _root_signature() -> inspect.Signature:
+    """typer reads the callback's signature: build it from the option table (one source of truth)."""
+    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+    for opt in OPTIONS:
+        kind: Any = bool if not opt.takes_value else (Enum("OutputFormat", {c: c for c in opt.choices}, type=str)
+                                                     if opt.choices else Optional[str])
+        default = kind(opt.default) if opt.choices else opt.default
+        params.append(inspect.Parameter(opt.dest, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
+                                        default=typer.Option(default, *opt.decls, help=opt.help)))
+    return inspect.Signature(params)
+
+
+_root.__signature__ = _root_signature()  # type: ignore[attr-defined]
+_root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
+app.callback(invoke_without_command=True)(_root)
 
 
 @policy_app.command("check")
@@ -108,36 +106,11 @@ def config_show(ctx: typer.Context) -> None:
     print(show_config(_overrides(ctx)))
 
 
-def _normalise(argv: list[str]) -> list[str]:
-    """`--resume` without an ID means "list sessions": give it an explicit empty value."""
-    out = list(argv)
-    for i, arg in enumerate(out):
-        if arg == "--resume" and (i + 1 == len(out) or out[i + 1].startswith("-")):
-            out[i] = "--resume="
-    return out
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: one clear message and an exit code, never a traceback."""
-    args = _normalise(sys.argv[1:] if argv is None else argv)
-    try:
-        rc = app(args=args, standalone_mode=False, prog_name="laca")
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except LacaError as exc:
-        print(f"laca: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, EOFError):
-        sys.exit(130)
-    except Exception as exc:  # click usage errors (typer may vendor click, so match by shape) and bugs
-        if type(exc).__name__ == "Abort":
-            sys.exit(130)
-        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
-            exc.show()
-            sys.exit(2)
-        print(f"laca: internal error: {type(exc).__name__}: {exc}. Please report it.", file=sys.stderr)
-        sys.exit(1)
-    sys.exit(rc if isinstance(rc, int) else 0)
+    """Kept for `python -m framework_core` and older scripts: the entry point lives in entry.py."""
+    from framework_core.entry import main as entry_main
+
+    entry_main(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -69,7 +69,6 @@ class McpServerSettings(_Model):
 
 
 class UiSettings(_Model):
-    history_file: str | None = Field(None, description="Input history; unset uses the XDG data dir.")
     attach_max_bytes: int = Field(100_000, gt=0, description="Cap on a file attached with @path.")
     agents_md_max_bytes: int = Field(64_000, gt=0, description="Cap on a workspace AGENTS.md.")
 

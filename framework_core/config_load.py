@@ -8,15 +8,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from framework_core.config import FrameworkConfig
 from framework_core.errors import ConfigError
+
+if TYPE_CHECKING:  # pydantic is heavy: the models load only when a config is validated
+    from framework_core.config import FrameworkConfig
 
 FRAMEWORK_DIR = Path(__file__).resolve().parent.parent
 CONFIG_NAME = "framework_config.yaml"
 #: keys whose values are paths, resolved against the directory of the file that set them
-PATH_KEYS = {("context_definition_file",), ("teps_settings", "allowlist_file"), ("ui", "history_file")}
+PATH_KEYS = {("context_definition_file",), ("teps_settings", "allowlist_file")}
 PATH_LIST_KEYS = {("tools_files",), ("teps_settings", "rule_files")}
 ENV_VARS = {"LACA_PROVIDER": ("llm_provider",), "LACA_PERSONA": ("default_persona",),
             "LACA_CONTEXT_FILE": ("context_definition_file",)}
@@ -48,7 +50,7 @@ class Overrides:
 
 @dataclass
 class LoadedConfig:
-    config: FrameworkConfig
+    config: "FrameworkConfig"
     sources: dict[tuple[str, ...], str] = field(default_factory=dict)  # key path -> layer label
     files: list[Path] = field(default_factory=list)
     workspace: Path = field(default_factory=Path.cwd)
@@ -126,8 +128,10 @@ def _merge(into: dict[str, Any], new: dict[str, Any], label: str, sources: dict,
             sources[path] = label
 
 
-def _validate(data: dict[str, Any], nodes: list[tuple[Path, Any]]) -> FrameworkConfig:
+def _validate(data: dict[str, Any], nodes: list[tuple[Path, Any]]) -> "FrameworkConfig":
     from pydantic import ValidationError
+
+    from framework_core.config import FrameworkConfig
 
     try:
         return FrameworkConfig.model_validate(data)
@@ -196,7 +200,7 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
     return LoadedConfig(cfg, sources, files, workspace)
 
 
-def resolve_api_key(cfg: FrameworkConfig, provider: str | None = None,
+def resolve_api_key(cfg: "FrameworkConfig", provider: str | None = None,
                     env: dict[str, str] | None = None) -> str | None:
     """The key for a provider, or None when it needs none. Raises MissingApiKeyError naming the env var."""
     from framework_core.errors import MissingApiKeyError

@@ -1,4 +1,8 @@
-"""Start a session: load config, pick or resume the transcript, build the agent, hand over to a front end."""
+"""Start a session: load config, pick or resume the transcript, build the agent, hand over to a front end.
+
+Heavy work (config validation, SDKs, the agent) is imported lazily: the REPL draws its prompt first and
+builds the agent in the background (see `ui/boot.py`).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,14 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from framework_core.config_load import LoadedConfig, Overrides, load_config, user_data_dir
+from framework_core.config_load import Overrides
 from framework_core.errors import ConfigError, MissingApiKeyError
-from framework_core.session import (MessageManager, find_session, list_sessions, load_transcript, open_session,
-                                    secrets_in_env)
+
+if TYPE_CHECKING:
+    from framework_core.config_load import LoadedConfig
+    from framework_core.session import MessageManager
 
 
 @dataclass
@@ -24,42 +31,68 @@ class StartOptions:
     no_mcp: bool = False
 
 
-def start(opts: StartOptions) -> int:
+@dataclass
+class Prepared:
+    loaded: "LoadedConfig"
+    session: "MessageManager"
+    warnings: list[str]
+
+
+def load(opts: StartOptions) -> "LoadedConfig":
+    from framework_core.config_load import load_config
+
     loaded = load_config(Path.cwd(), opts.overrides)
     if opts.dry_run:
         loaded.config.teps_settings.dry_run_enabled = True
-    if opts.resume == "":
-        print(format_sessions(loaded))
-        return 0
-    try:
-        check_key(loaded)
-    except MissingApiKeyError as exc:
-        from framework_core.ui.onboarding import offer_local_server, onboarding_text
+    return loaded
 
-        print(onboarding_text(loaded, exc), file=sys.stderr)
-        choice = offer_local_server(loaded) if opts.prompt is None and sys.stdin.isatty() else None
-        if choice is None:
-            return 2
-        opts.overrides.provider = choice
-        loaded = load_config(Path.cwd(), opts.overrides)
-        check_key(loaded)
+
+def prepare(opts: StartOptions) -> Prepared:
+    """Config, key and transcript. Raises ConfigError (MissingApiKeyError included)."""
+    loaded = load(opts)
+    check_key(loaded)
     session, warnings = choose_session(loaded, opts)
-    if opts.prompt is not None:
-        from framework_core.ui.oneshot import run_oneshot
-
-        return run_oneshot(loaded, session, opts, warnings)
-    from framework_core.ui.repl import run_repl
-
-    return run_repl(loaded, session, opts, warnings)
+    return Prepared(loaded, session, warnings)
 
 
-def check_key(loaded: LoadedConfig) -> None:
+def onboard(opts: StartOptions, exc: MissingApiKeyError, *, interactive: bool) -> bool:
+    """Explain what to set; offer a local server that answers. True when the user picked one."""
+    from framework_core.ui.onboarding import offer_local_server, onboarding_text
+
+    loaded = load(opts)
+    print(onboarding_text(loaded, exc), file=sys.stderr)
+    choice = offer_local_server(loaded) if interactive else None
+    if choice is None:
+        return False
+    opts.overrides.provider = choice
+    return True
+
+
+def start(opts: StartOptions) -> int:
+    if opts.resume == "":
+        print(format_sessions(load(opts)))
+        return 0
+    if opts.prompt is None:
+        from framework_core.ui.repl import run_repl
+
+        return run_repl(opts)
+    try:
+        prepared = prepare(opts)
+    except MissingApiKeyError as exc:
+        onboard(opts, exc, interactive=False)
+        return 2
+    from framework_core.ui.oneshot import run_oneshot
+
+    return run_oneshot(prepared.loaded, prepared.session, opts, prepared.warnings)
+
+
+def check_key(loaded: "LoadedConfig") -> None:
     from framework_core.config_load import resolve_api_key
 
     resolve_api_key(loaded.config)
 
 
-def key_env_vars(loaded: LoadedConfig) -> list[str]:
+def key_env_vars(loaded: "LoadedConfig") -> list[str]:
     cfg = loaded.config
     names = {p.api_key_env_var for p in cfg.llm_settings.values() if p.api_key_env_var}
     if cfg.api_key_env_var:
@@ -67,7 +100,10 @@ def key_env_vars(loaded: LoadedConfig) -> list[str]:
     return sorted(names)
 
 
-def choose_session(loaded: LoadedConfig, opts: StartOptions) -> tuple[MessageManager, list[str]]:
+def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["MessageManager", list[str]]:
+    from framework_core.config_load import user_data_dir
+    from framework_core.session import find_session, list_sessions, load_transcript, open_session, secrets_in_env
+
     data = user_data_dir()
     mask = secrets_in_env(key_env_vars(loaded))
     path: Path | None = None
@@ -92,8 +128,11 @@ def choose_session(loaded: LoadedConfig, opts: StartOptions) -> tuple[MessageMan
     return session, loaded_session.warnings + [f"Resumed session {path.stem} ({len(session.messages)} messages)."]
 
 
-def format_sessions(loaded: LoadedConfig) -> str:
+def format_sessions(loaded: "LoadedConfig") -> str:
     import time
+
+    from framework_core.config_load import user_data_dir
+    from framework_core.session import list_sessions
 
     rows = list_sessions(user_data_dir(), loaded.workspace)
     if not rows:

@@ -92,7 +92,7 @@ class McpManager:
             with open(server.log_path, "a", encoding="utf-8") as log:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {server.name}\n")
                 log.flush()
-                async with Client(self._transport(server, log), mode="legacy",
+                async with Client(self._transport(server, log), mode="legacy", cache=None,
                                   read_timeout_seconds=server.settings.call_timeout_s) as client:
                     listing = await client.list_tools()
                     if not current():

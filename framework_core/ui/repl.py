@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from framework_core.errors import LacaError
-from framework_core.ui.commands import Commands, ExitRepl
+from framework_core.ui.boot import Boot, peek_persona
 from framework_core.ui.slash import lookup, split
 
 if TYPE_CHECKING:
@@ -22,34 +22,102 @@ if TYPE_CHECKING:
 DOUBLE_CTRL_C_S = 2.0
 
 
-def run_repl(loaded: "LoadedConfig", session: "MessageManager", opts: "StartOptions", warnings: list[str]) -> int:
-    from framework_core.ui.approver import TerminalApprover
+def run_repl(opts: "StartOptions") -> int:
+    from framework_core.ui.boot import Boot
     from framework_core.ui.console import make_console
     from framework_core.ui.render import EventRenderer
-    from framework_core.wiring import build_agent
 
     console = make_console()
-    renderer = EventRenderer(console, screen_lines=loaded.config.teps_settings.screen_output_lines)
-    approver = TerminalApprover(console, pause=renderer.pause)
-    parts = build_agent(loaded, events=renderer, approver=approver, session=session, start_mcp=not opts.no_mcp)
-    repl = Repl(loaded, parts.agent, console, renderer)
-    for warning in warnings:
-        console.print(Text(warning, style="laca.warn"))
+    renderer = EventRenderer(console)
+
+    def build(o: "StartOptions"):
+        from framework_core.startup import prepare
+        from framework_core.ui.approver import TerminalApprover
+        from framework_core.wiring import build_agent
+
+        approver = TerminalApprover(console, pause=renderer.pause)
+        prepared = prepare(o)
+        renderer.screen_lines = prepared.loaded.config.teps_settings.screen_output_lines
+        parts = build_agent(prepared.loaded, events=renderer, approver=approver, session=prepared.session,
+                            start_mcp=not o.no_mcp)
+        parts.agent.warm_up()
+        return prepared.loaded, parts.agent, prepared.warnings
+
+    repl = Repl(None, None, console, renderer, boot=Boot(opts, build))
     return repl.run()
 
 
 class Repl:
-    def __init__(self, loaded: "LoadedConfig", agent: "Agent", console: Console, renderer: "EventRenderer", *,
-                 pt_input: Any = None, pt_output: Any = None) -> None:
-        self.loaded = loaded
-        self.agent = agent
+    def __init__(self, loaded: "LoadedConfig | None", agent: "Agent | None", console: Console,
+                 renderer: "EventRenderer", *, pt_input: Any = None, pt_output: Any = None, boot: "Boot | None" = None) -> None:
+        self._loaded = loaded
+        self._agent = agent
+        self.boot = boot
+        self.persona_hint = peek_persona(boot.opts) if boot is not None else "forge"
         self.console = console
         self.renderer = renderer
-        self.commands = Commands(self)
+        self._commands: Any = None
         self.pending_input: str | None = None
         self._pt_io = {"input": pt_input, "output": pt_output}
         self._session: Any = None
         self._last_ctrl_c = 0.0
+
+    @property
+    def commands(self) -> Any:
+        if self._commands is None:
+            from framework_core.ui.commands import Commands
+
+            self._commands = Commands(self)
+        return self._commands
+
+    # -- the agent, built in the background -------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        return self._agent is not None or (self.boot is not None and self.boot.done)
+
+    def _resolve(self) -> None:
+        if self._agent is None:
+            assert self.boot is not None, "a Repl needs an agent or a Boot"
+            self._loaded, self._agent, warnings = self.boot.result()
+            for warning in warnings:
+                self.console.print(Text(warning, style="laca.warn"))
+
+    @property
+    def agent(self) -> "Agent":
+        self._resolve()
+        assert self._agent is not None
+        return self._agent
+
+    @property
+    def loaded(self) -> "LoadedConfig":
+        self._resolve()
+        assert self._loaded is not None
+        return self._loaded
+
+    def _start_boot(self) -> None:
+        """pre_run hook of the first prompt: start building once the prompt is drawn."""
+        if self.boot is None or self.boot.started:
+            return
+        from prompt_toolkit.application import get_app, run_in_terminal
+
+        app = get_app()
+        loop = app.loop
+
+        def finished(error: BaseException | None) -> None:
+            if loop is None:
+                return
+            if error is not None:
+                from framework_core.ui.boot import BootFailed
+
+                loop.call_soon_threadsafe(lambda: app.is_running and app.exit(exception=BootFailed(error)))
+            else:
+                loop.call_soon_threadsafe(lambda: app.is_running and app.create_background_task(
+                    run_in_terminal(self._resolve)))
+
+        if loop is not None:
+            loop.call_later(0.03, lambda: self.boot.start(finished))  # type: ignore[union-attr]
+        else:
+            self.boot.start(finished)
 
     # -- input ----------------------------------------------------------------------------------
     def prompt_session(self) -> Any:
@@ -63,14 +131,14 @@ class Repl:
 
             history: Any
             try:
-                path = self.loaded.config.ui.history_file or str(user_data_dir() / "input_history")
+                path = str(user_data_dir() / "input_history")
                 user_data_dir().mkdir(parents=True, exist_ok=True)
                 history = FileHistory(path)
             except OSError:
                 history = InMemoryHistory()
             self._session = PromptSession(
                 history=history, completer=LacaCompleter(self), complete_while_typing=True,
-                key_bindings=self._bindings(), bottom_toolbar=lambda: status_fragments(self.agent),
+                key_bindings=self._bindings(), bottom_toolbar=self._toolbar,
                 enable_history_search=False, **self._pt_io)
         return self._session
 
@@ -93,9 +161,18 @@ class Repl:
 
         return kb
 
+    def _toolbar(self) -> Any:
+        from framework_core.ui.statusline import status_fragments
+
+        if not self.ready or (self._agent is None and self.boot is not None and self.boot._error is not None):
+            return " starting… "
+        return status_fragments(self.agent)
+
     def prompt_message(self) -> Any:
         from prompt_toolkit.formatted_text import FormattedText
 
+        if not self.ready or self._agent is None:
+            return FormattedText([("bold", f"{self.persona_hint}> ")])
         parts = []
         if self.agent.teps.policy.allow_dangerous:
             parts.append(("ansired bold", "[ALLOW-DANGEROUS] "))
@@ -109,23 +186,32 @@ class Repl:
             text, self.pending_input = self.pending_input, None
             self.console.print(Text(f"{self.agent.persona_id}> ", style="bold") + Text(text))
             return text
-        return self.prompt_session().prompt(self.prompt_message())
+        return self.prompt_session().prompt(self.prompt_message, pre_run=self._start_boot)
 
     # -- loop -----------------------------------------------------------------------------------
     def banner(self) -> None:
-        p = self.agent.provider
-        self.console.print(Text.assemble(("LACA", "bold"), f" · {self.agent.provider_name} · {p.model} · persona ",
-                                         (self.agent.persona_id, "bold"), f" · workspace {self.loaded.workspace}"))
+        import os
+
+        self.console.print(Text.assemble(("LACA", "bold"), f" · workspace {os.getcwd()} · the status line below shows "
+                                         "provider, model and tokens"))
         self.console.print(Text("Type a message, /help for commands, Ctrl-D to quit. Tools always show what they "
                                 "will do; anything that changes your system asks first.", style="laca.dim"))
 
     def run(self) -> int:
+        from framework_core.ui.boot import BootFailed
+
         self.banner()
-        self.agent.warm_up()
+        from framework_core.ui.commands import ExitRepl
+
         try:
             while True:
                 try:
                     text = self.read()
+                except BootFailed as exc:
+                    code = self._boot_failed(exc.error)
+                    if code is not None:
+                        return code
+                    continue
                 except KeyboardInterrupt:
                     now = time.monotonic()
                     if now - self._last_ctrl_c < DOUBLE_CTRL_C_S:
@@ -140,11 +226,37 @@ class Repl:
                     self.handle(text)
                 except ExitRepl:
                     break
+                except BootFailed as exc:
+                    code = self._boot_failed(exc.error)
+                    if code is not None:
+                        return code
         finally:
             self.shutdown()
         return 0
 
+    def _boot_failed(self, error: BaseException) -> int | None:
+        """Report a failed start. Returns an exit code, or None when the user fixed it (local server picked)."""
+        import sys
+
+        from framework_core.errors import LacaError, MissingApiKeyError
+        from framework_core.startup import onboard
+
+        self._session = None
+        if isinstance(error, MissingApiKeyError) and self.boot is not None:
+            if onboard(self.boot.opts, error, interactive=sys.stdin.isatty()):
+                self.boot.restart()
+                return None
+            return 2
+        if isinstance(error, LacaError):
+            print(f"laca: {error}", file=sys.stderr)
+            return error.exit_code
+        print(f"laca: internal error while starting: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
     def handle(self, text: str) -> None:
+        from framework_core.ui.boot import BootFailed
+        from framework_core.ui.commands import ExitRepl
+
         if not text.strip():
             return
         try:
@@ -152,7 +264,7 @@ class Repl:
                 self.slash(text.strip())
             else:
                 self.send(text)
-        except ExitRepl:
+        except (ExitRepl, BootFailed):
             raise
         except KeyboardInterrupt:
             self.renderer.pause()
@@ -189,6 +301,8 @@ class Repl:
 
     def shutdown(self) -> None:
         self.renderer.pause()
+        if self._agent is None:
+            return
         if self.agent.mcp is not None:
             self.agent.mcp.close()
         if self.agent.session.transcript is not None:

@@ -51,6 +51,8 @@ def manager(tmp_path_factory: pytest.TempPathFactory, git_repo: Path) -> Iterato
     mgr.start()
     assert time.monotonic() - started < 0.5, "start() must not block the prompt"
     assert mgr.wait_ready(30) == []
+    states = {s.name: (s.state, s.error, s.tools) for s in mgr.status()}
+    assert all(state == "ready" for state, _, _ in states.values()), states
     yield mgr, registry, logs
     mgr.close()
 
