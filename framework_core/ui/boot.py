@@ -38,6 +38,10 @@ class Boot:
         return self._done.is_set()
 
     @property
+    def has_warnings(self) -> bool:
+        return bool(self._result and self._result[2])
+
+    @property
     def started(self) -> bool:
         return self._thread is not None
 

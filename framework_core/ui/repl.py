@@ -111,13 +111,24 @@ class Repl:
 
                 loop.call_soon_threadsafe(lambda: app.is_running and app.exit(exception=BootFailed(error)))
             else:
-                loop.call_soon_threadsafe(lambda: app.is_running and app.create_background_task(
-                    run_in_terminal(self._resolve)))
+                loop.call_soon_threadsafe(lambda: self._boot_done(app))
 
         if loop is not None:
             loop.call_later(0.03, lambda: self.boot.start(finished))  # type: ignore[union-attr]
         else:
             self.boot.start(finished)
+
+    def _boot_done(self, app: Any) -> None:
+        """On the prompt's loop: show start-up notices above the prompt, then redraw the status line."""
+        if not app.is_running or self._agent is not None:
+            return
+        if self.boot is not None and self.boot.has_warnings:
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(self._resolve)  # schedules itself on the running app
+        else:
+            self._resolve()
+            app.invalidate()
 
     # -- input ----------------------------------------------------------------------------------
     def prompt_session(self) -> Any:

@@ -30,13 +30,16 @@ def fake_anthropic() -> Iterator[FakeAnthropicServer]:
 def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
           fake_anthropic: FakeAnthropicServer) -> Iterator[Callable[..., pexpect.spawn]]:
     children: list[pexpect.spawn] = []
+    fake_openai._queue.clear()  # each test scripts its own replies
+    fake_anthropic._queue.clear()
 
     def start(*args: str, env: dict[str, str] | None = None, provider: str = "openai",
               no_mcp: bool = True) -> pexpect.spawn:
         full = dict(os.environ)
         full.update({"OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": "k",
                      "ANTHROPIC_BASE_URL": fake_anthropic.base_url, "ANTHROPIC_API_KEY": "k", "TERM": "xterm",
-                     "LACA_TYPEAHEAD_GUARD_S": "0.3", "COLUMNS": "120", "LINES": "40"})
+                     "LACA_TYPEAHEAD_GUARD_S": "0.3", "COLUMNS": "120", "LINES": "40",
+                     "PROMPT_TOOLKIT_NO_CPR": "1"})  # pexpect does not answer cursor position requests
         full.pop("NO_COLOR", None)
         full.update(env or {})
         child = pexpect.spawn(sys.executable, [str(ROOT / "run_framework.py"), "--provider", provider,

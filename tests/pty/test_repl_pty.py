@@ -19,12 +19,10 @@ def bash_call(cmd: str, cid: str) -> ToolCallSpec:
 
 
 def test_prompt_chat_status_line_and_exit(spawn, fake_openai) -> None:
-    child = spawn()
-    child.expect_exact("\x1b[6n")  # answer the cursor position request like a real terminal
-    child.send("\x1b[10;1R")
-    child.expect_exact(PROMPT)
+    child = spawn(env={"PROMPT_TOOLKIT_NO_CPR": ""})
     for part in ("gpt-4.1-mini", "persona forge", "ctx 0%", r"session \d{8}-"):  # the status line
-        child.expect(part)
+        while child.expect([r"\x1b\[6n", part]) == 0:
+            child.send("\x1b[10;1R")  # answer cursor position requests like a real terminal
     child.sendline("hello pty")
     child.expect_exact("You said:")
     child.expect_exact(PROMPT)
