@@ -12,9 +12,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-try:
-    import prompt_toolkit  # noqa: F401  (a probe that the dependencies are installed)
-except ImportError:
+from importlib.util import find_spec
+
+DEPENDENCIES = ("typer", "prompt_toolkit", "rich", "openai", "anthropic", "yaml", "pydantic", "tree_sitter",
+                "tree_sitter_bash", "mcp")
+if not all(find_spec(name) for name in DEPENDENCIES):  # cheap: nothing is imported here
     venv_python = HERE / ".venv" / "bin" / "python"
     if venv_python.exists() and Path(sys.prefix).resolve() != (HERE / ".venv").resolve():
         os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])

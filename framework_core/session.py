@@ -101,14 +101,14 @@ def load_transcript(path: Path) -> LoadedSession:
 
 
 def list_sessions(data_dir: Path, workspace: Path | None = None) -> list[SessionInfo]:
-    """Sessions, newest first; only this workspace's when `workspace` is given."""
+    """Sessions with at least one message, newest first; only this workspace's when `workspace` is given."""
     out: list[SessionInfo] = []
     folder = sessions_dir(data_dir)
     if not folder.is_dir():
         return out
     for path in folder.glob("*.jsonl"):
         info = _peek(path)
-        if info and (workspace is None or info.workspace == str(workspace)):
+        if info and info.messages and (workspace is None or info.workspace == str(workspace)):
             out.append(info)
     return sorted(out, key=lambda s: s.updated, reverse=True)
 
