@@ -1,12 +1,12 @@
 # Two entry points: `make run` starts the agent, `make test` runs the whole suite.
 # Each creates .venv on first use and installs what it needs.
-PY ?= python3.11
+PY ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null || echo python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
-	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) (set PY=python3)"; exit 2; }
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "LACA needs Python 3.11 or newer (set PY=/path/to/python3.11)"; exit 2; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
