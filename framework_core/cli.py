@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 import typer
 
-from framework_core.cli_options import OPTIONS, fast_parse
-from framework_core.errors import ConfigError, LacaError
+from framework_core.cli_options import OPTIONS
+from framework_core.errors import ConfigError
 
 EPILOG = """Examples:
 

@@ -170,7 +170,7 @@ class Agent:
         except KeyboardInterrupt:
             self._keep_partial("".join(shown), "interrupted", outcome)
             raise
-        except StreamCutError as exc:
+        except StreamCutError:
             partial = "".join(shown)
             if partial:
                 self._keep_partial(partial, "cut_off", outcome)

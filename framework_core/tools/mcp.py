@@ -21,6 +21,7 @@ from framework_core.errors import ConfigError, ToolError
 from framework_core.tools.base import ToolContext, ToolRegistry, ToolSpec
 
 RESTART_WAIT_S = 15.0
+STARTUP_TIMEOUT_S = 60.0  # initialize and list_tools; a cold start (first import, compiling .pyc) can be slow
 
 
 @dataclass
@@ -93,7 +94,7 @@ class McpManager:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {server.name}\n")
                 log.flush()
                 async with Client(self._transport(server, log), mode="legacy", cache=None,
-                                  read_timeout_seconds=server.settings.call_timeout_s) as client:
+                                  read_timeout_seconds=STARTUP_TIMEOUT_S) as client:
                     listing = await client.list_tools()
                     if not current():
                         return
@@ -203,7 +204,7 @@ class McpManager:
             raise ToolError("MCP is not running")
         self._ensure_running(server)
         timeout = server.settings.call_timeout_s
-        future = asyncio.run_coroutine_threadsafe(server.client.call_tool(remote, args), self._loop)
+        future = asyncio.run_coroutine_threadsafe(server.client.call_tool(remote, args, read_timeout_seconds=timeout), self._loop)
         try:
             result = future.result(timeout + 1)
         except (FutureTimeout, TimeoutError):

@@ -105,6 +105,58 @@ def kill_group(proc: subprocess.Popen[bytes], grace_s: float = 1.0) -> None:
         pass
 
 
+class _Emitter:
+    """Coalesces output chunks into at most one `on_output` call per EMIT_INTERVAL_S (a slow UI never slows us)."""
+
+    def __init__(self, on_output: Callable[[str], None] | None) -> None:
+        self.on_output = on_output
+        self.pending: list[bytes] = []
+        self.size = 0
+        self.last = 0.0
+
+    def add(self, data: bytes) -> None:
+        if self.on_output is not None and self.size < 64 * 1024:  # the screen shows only a few lines anyway
+            self.pending.append(data)
+            self.size += len(data)
+
+    def flush(self, force: bool = False) -> None:
+        if self.on_output is None or not self.pending:
+            return
+        if force or time.monotonic() - self.last >= EMIT_INTERVAL_S:
+            self.on_output(b"".join(self.pending).decode("utf-8", errors="replace"))
+            self.pending, self.size, self.last = [], 0, time.monotonic()
+
+
+def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Emitter, *, start: float,
+          timeout_s: float, cancel: threading.Event | None) -> str:
+    """Read both pipes until they close. Returns "done", "timeout" or "cancelled"."""
+    assert proc.stdout and proc.stderr
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+        sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+        exited_at: float | None = None
+        while sel.get_map():
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > 0.5:
+                kill_group(proc, 0.2)  # the shell exited; background children holding the pipes go too
+                return "done"
+            if now - start > timeout_s:
+                return "timeout"
+            if cancel is not None and cancel.is_set():
+                return "cancelled"
+            for key, _ in sel.select(timeout=0.1):
+                data = os.read(key.fileobj.fileno(), CHUNK)  # type: ignore[union-attr]
+                if data:
+                    caps[key.data].add(data)
+                    emitter.add(data)
+                else:
+                    sel.unregister(key.fileobj)
+            emitter.flush()
+    return "done"
+
+
 def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: float, budget_chars: int,
                 cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
                 spill_dir: Path | None = None) -> CommandOutcome:
@@ -113,59 +165,26 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
     proc = subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     _grow_pipes(proc)
-    caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir), "stderr": _Capture(budget_chars // 3, "stderr", spill_dir)}
-    timed_out = cancelled = False
-    pending: list[bytes] = []
-    last_emit = 0.0
-    sel = selectors.DefaultSelector()
-    assert proc.stdout and proc.stderr
-    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
-    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
-    open_streams = 2
-    exited_at: float | None = None
+    caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir),
+            "stderr": _Capture(budget_chars // 3, "stderr", spill_dir)}
+    emitter = _Emitter(on_output)
     try:
-        while open_streams:
-            now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > 0.5:
-                kill_group(proc, 0.2)  # the shell exited; background children holding the pipes go too
-                break
-            if now - start > timeout_s:
-                timed_out = True
-                break
-            if cancel is not None and cancel.is_set():
-                cancelled = True
-                break
-            for key, _ in sel.select(timeout=0.1):
-                data = os.read(key.fileobj.fileno(), CHUNK)  # type: ignore[union-attr]
-                if not data:
-                    sel.unregister(key.fileobj)
-                    open_streams -= 1
-                    continue
-                caps[key.data].add(data)
-                if on_output is not None and sum(map(len, pending)) < 64 * 1024:
-                    pending.append(data)
-            if on_output is not None and pending and time.monotonic() - last_emit >= EMIT_INTERVAL_S:
-                on_output(b"".join(pending).decode("utf-8", errors="replace"))
-                pending.clear()
-                last_emit = time.monotonic()
+        how = _pump(proc, caps, emitter, start=start, timeout_s=timeout_s, cancel=cancel)
     except KeyboardInterrupt:
         kill_group(proc)
         raise
-    finally:
-        sel.close()
-        if timed_out or cancelled:
-            kill_group(proc)
-    if on_output is not None and pending:
-        on_output(b"".join(pending).decode("utf-8", errors="replace"))
+    if how != "done":
+        kill_group(proc)
+    emitter.flush(force=True)
     try:
         code = proc.wait(timeout=2)
     except subprocess.TimeoutExpired:
         kill_group(proc)
         code = proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
     out, err = caps["stdout"], caps["stderr"]
-    return CommandOutcome(out.text(), err.text(), None if (timed_out or cancelled) else code, timed_out, cancelled,
-                          time.monotonic() - start, out.total + err.total, out.spill_path or err.spill_path)
+    return CommandOutcome(out.text(), err.text(), code if how == "done" else None, how == "timeout",
+                          how == "cancelled", time.monotonic() - start, out.total + err.total,
+                          out.spill_path or err.spill_path)

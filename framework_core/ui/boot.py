@@ -8,7 +8,7 @@ sent before that finishes simply waits for it.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from framework_core.config_load import LoadedConfig

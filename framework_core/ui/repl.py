@@ -15,7 +15,6 @@ from framework_core.ui.slash import lookup, split
 if TYPE_CHECKING:
     from framework_core.config_load import LoadedConfig
     from framework_core.core import Agent
-    from framework_core.session import MessageManager
     from framework_core.startup import StartOptions
     from framework_core.ui.render import EventRenderer
 
@@ -98,7 +97,7 @@ class Repl:
         """pre_run hook of the first prompt: start building once the prompt is drawn."""
         if self.boot is None or self.boot.started:
             return
-        from prompt_toolkit.application import get_app, run_in_terminal
+        from prompt_toolkit.application import get_app
 
         app = get_app()
         loop = app.loop
@@ -138,8 +137,6 @@ class Repl:
 
             from framework_core.config_load import user_data_dir
             from framework_core.ui.completion import LacaCompleter
-            from framework_core.ui.statusline import status_fragments
-
             history: Any
             try:
                 path = str(user_data_dir() / "input_history")
