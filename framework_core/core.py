@@ -170,18 +170,15 @@ class Agent:
         except KeyboardInterrupt:
             self._keep_partial("".join(shown), "interrupted", outcome)
             raise
-        except StreamCutError:
+        except ProviderError as exc:
             partial = "".join(shown)
-            if partial:
-                self._keep_partial(partial, "cut_off", outcome)
-                self.events(Notice("warning", "The reply was cut off by a network problem; the partial text is kept. "
-                                              "Send a message (e.g. 'continue') to go on."))
-                return None
-            raise
-        except ProviderError:
-            if shown:
-                self._keep_partial("".join(shown), "cut_off", outcome)
-            raise
+            if not partial:
+                raise
+            self._keep_partial(partial, "cut_off", outcome)
+            why = "a network problem" if isinstance(exc, StreamCutError) else str(exc)
+            self.events(Notice("warning", f"The reply was cut off by {why}; the partial text is kept. "
+                                          "Send a message (e.g. 'continue') to go on."))
+            return None
         finally:
             close = getattr(stream, "close", None)
             if close:

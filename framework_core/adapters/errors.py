@@ -34,14 +34,32 @@ def api_message(exc: Any) -> str:
     return KEYLIKE.sub("***", text)[:600]
 
 
+RETRYABLE_TYPES = {"rate_limit_error": 429, "rate_limit_exceeded": 429, "overloaded_error": 529,
+                   "api_error": 500, "server_error": 500, "internal_error": 500, "timeout_error": 504}
+
+
+def error_type(exc: Any) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            return err.get("type") or err.get("code")
+    return None
+
+
 def map_sdk_error(exc: BaseException, provider: str, key_var: str | None) -> ProviderError:
     """Turn any SDK exception into a ProviderError subclass with a message that says what to do."""
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
+    kind = error_type(exc)
+    if kind in RETRYABLE_TYPES and (status is None or status < 400):
+        status = RETRYABLE_TYPES[kind]  # an error event inside a 200 stream: judge it by its type
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if name in ("APITimeoutError",):
         return ConnectionFailed(f"{provider}: the request timed out (no data within the timeout)")
+    if status is None and kind:
+        return BadRequestError(f"{provider}: the API reported an error ({kind}): {api_message(exc)}")
     if name in ("APIConnectionError",) or status is None:
         if name.endswith("Error") and hasattr(exc, "request") and status is None:
             return ConnectionFailed(f"{provider}: cannot reach the API ({api_message(exc)}). Check the network and base_url")

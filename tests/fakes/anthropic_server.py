@@ -142,6 +142,11 @@ class FakeAnthropicServer(FakeServerBase):
             for n, (name, data) in enumerate(events):
                 if fault and fault.kind == "drop" and n >= fault.after_chunks:
                     return self.drop(handler)
+                if fault and fault.kind == "sse_error" and n >= fault.after_chunks:
+                    self.write_event(handler, {"type": "error", "error": {"type": fault.error_type,
+                                                                          "message": f"injected {fault.error_type}"}},
+                                     "error")
+                    return self.drop(handler)
                 if fault and fault.kind == "truncate" and name == "message_stop":
                     return self.drop(handler)
                 self.write_event(handler, data, name)

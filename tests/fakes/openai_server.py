@@ -114,6 +114,10 @@ class FakeOpenAIServer(FakeServerBase):
             for n, event in enumerate(events):
                 if fault and fault.kind == "drop" and n >= fault.after_chunks:
                     return self.drop(handler)
+                if fault and fault.kind == "sse_error" and n >= fault.after_chunks:
+                    self.write_event(handler, {"error": {"message": f"injected {fault.error_type}",
+                                                         "type": fault.error_type, "code": fault.error_type}})
+                    return self.drop(handler)
                 if fault and fault.kind == "truncate" and n == len(events) - 2:
                     return self.drop(handler)  # ends cleanly but without finish_reason / [DONE]
                 self.write_event(handler, event)

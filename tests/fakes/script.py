@@ -24,6 +24,7 @@ class Fault:
     retry_after: float | None = None
     after_chunks: int = 0
     seconds: float = 0.0
+    error_type: str = ""
 
     @classmethod
     def http(cls, status: int, *, retry_after_ms: int | None = None, retry_after: float | None = None) -> "Fault":
@@ -36,6 +37,13 @@ class Fault:
     @classmethod
     def truncate(cls) -> "Fault":
         return cls("truncate")
+
+    @classmethod
+    def sse_error(cls, error_type: str = "overloaded_error", after_chunks: int = 1) -> "Fault":
+        """An error event inside a 200 stream (Anthropic `event: error`, OpenAI `data: {"error": …}`)."""
+        fault = cls("sse_error", after_chunks=after_chunks)
+        fault.error_type = error_type
+        return fault
 
     @classmethod
     def stall(cls, seconds: float) -> "Fault":

@@ -186,3 +186,22 @@ def test_switch_provider_mid_session_keeps_history_valid(rig: Rig, request) -> N
     other_server.enqueue(Reply(text="I see the earlier listing."))
     assert rig.agent.run_turn("what did you find?").text == "I see the earlier listing."
     assert len(other_server.requests[-1]["messages"]) >= 4
+
+
+def test_error_event_mid_stream_before_text_is_retried(rig: Rig) -> None:
+    kind = "overloaded_error" if rig.server.wire == "anthropic" else "rate_limit_exceeded"
+    rig.server.enqueue(Reply(text="x", fault=Fault.sse_error(kind, after_chunks=1)), Reply(text="recovered"))
+    assert rig.agent.run_turn("hi").text == "recovered"
+    retries = [e for e in rig.events if isinstance(e, RetryScheduled)]
+    assert len(retries) == 1 and ("overloaded" in retries[0].reason or "rate limited" in retries[0].reason)
+
+
+def test_error_event_after_text_keeps_partial(rig: Rig) -> None:
+    rig.server.enqueue(Reply(text="Half of the answer then", chunk_size=4,
+                             fault=Fault.sse_error("overloaded_error", after_chunks=5)))
+    outcome = rig.agent.run_turn("hi")
+    last = rig.agent.session.messages[-1]
+    assert last.meta.get("cut_off") and outcome.text.startswith("Half")
+    assert any("cut off" in e.text for e in rig.events if hasattr(e, "text") and isinstance(e.text, str))
+    rig.server.enqueue(Reply(text="fine"))
+    assert rig.agent.run_turn("continue").text == "fine"
