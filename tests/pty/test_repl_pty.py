@@ -177,3 +177,22 @@ def test_mcp_server_tools_in_the_repl(spawn, fake_openai, workspace: Path) -> No
     assert '"timezone' in results[-1]["content"] and "success" in results[-1]["content"]
     child.sendline("/tools")
     child.expect_exact("mcp__time__get_current_time")
+
+
+def test_ctrl_c_at_approval_prompt_then_anthropic_accepts_next_turn(spawn, fake_anthropic, workspace: Path) -> None:
+    fake_anthropic.enqueue(Reply(tool_calls=[bash_call("touch never.txt", "toolu_a1"), bash_call("touch nor.txt", "toolu_a2")]),
+                           Reply(text="Understood, stopping."))
+    child = spawn(provider="anthropic")
+    child.expect_exact(PROMPT)
+    child.sendline("make files")
+    child.expect_exact("call 1 of 2")
+    child.expect_exact("Allow?")
+    time.sleep(0.5)
+    child.sendintr()
+    child.expect_exact(PROMPT)
+    child.sendline("ok then")
+    child.expect_exact("Understood, stopping.")
+    assert not (workspace / "never.txt").exists() and not (workspace / "nor.txt").exists()
+    last_user = fake_anthropic.requests[-1]["messages"]
+    results = [b for m in last_user if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_result"]
+    assert [b["tool_use_id"] for b in results] == ["toolu_a1", "toolu_a2"]

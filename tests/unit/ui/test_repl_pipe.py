@@ -105,3 +105,14 @@ def test_slash_commands_switch_and_toggle(repl) -> None:
     assert "unknown command /nope" in buf.getvalue()
     r.handle("/help")
     assert "Permissions" in buf.getvalue() and "/revoke N" in buf.getvalue()
+
+
+def test_edit_composes_the_next_message_in_editor(repl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    r, _, _, _ = repl
+    editor = tmp_path / "fake-editor.sh"
+    editor.write_text("#!/bin/sh\nprintf 'a long\\nmulti-line prompt' > \"$1\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    monkeypatch.delenv("VISUAL", raising=False)
+    r.handle("/edit")
+    assert r.pending_input == "a long\nmulti-line prompt"
