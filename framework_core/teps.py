@@ -64,7 +64,7 @@ class TEPSEngine:
                 registry.register(spec)
         self.registry = registry
         self.approver: Approver = approver or DeclineAllApprover()
-        self.policy = policy or PolicyState()
+        self.policy = policy or self._policy_from_settings()
         self.events = events
         self.audit = audit or (lambda record: None)
         self.dry_run = self.settings.dry_run_enabled
@@ -73,6 +73,15 @@ class TEPSEngine:
         self.file_history = FileHistory()
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
                                    file_history=self.file_history, withheld_env=withheld)
+
+    def _policy_from_settings(self) -> PolicyState:
+        """Built directly from a config dict (seed 000 §8), TEPS loads the allowlist and rule files itself."""
+        files = [Path(p) for p in [self.settings.allowlist_file, *self.settings.rule_files] if p]
+        if not files:
+            return PolicyState()
+        from framework_core.policy.rules import load_rule_files
+
+        return PolicyState(rules=load_rule_files(files))
 
     # ---- the seed's entry point -------------------------------------------------------------
 

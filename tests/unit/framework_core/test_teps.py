@@ -145,3 +145,16 @@ def test_scrubbed_variable_does_not_reach_command(workspace: Path) -> None:
     res = teps.execute_tool(ToolRequest("e", "executeBashCommand", {"command": "echo \"[$MY_API_KEY]\""}, "b"))
     assert "s3cret" not in res.to_model_text()
     assert "[]" in res.data["stdout"]
+
+
+def test_seed_config_dict_with_allowlist_file(workspace: Path, tmp_path: Path) -> None:
+    allow = tmp_path / "allow.txt"
+    allow.write_text("# one allowed prefix per line (whole words, not characters)\ntouch allowed.txt\ntouch al\n")
+    approver = ScriptedApprover()
+    teps = TEPSEngine({"allowlist_file": str(allow), "dry_run_enabled": False}, workspace=workspace, approver=approver)
+    out = teps.execute_tool(bash("touch allowed.txt"))
+    assert out["status"] == "success" and (workspace / "allowed.txt").exists() and approver.seen == []
+    approver.push("n")
+    assert teps.execute_tool(bash("touch also.txt"))["status"] == "declined_by_user"  # 'touch al' is no prefix of it
+    dry = TEPSEngine({"dry_run_enabled": True}, workspace=workspace, approver=ScriptedApprover(["y"]))
+    assert dry.execute_tool(bash("touch nope.txt"))["status"] == "dry_run"
