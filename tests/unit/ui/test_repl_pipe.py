@@ -116,3 +116,13 @@ def test_edit_composes_the_next_message_in_editor(repl, tmp_path: Path, monkeypa
     monkeypatch.delenv("VISUAL", raising=False)
     r.handle("/edit")
     assert r.pending_input == "a long\nmulti-line prompt"
+
+
+def test_ctrl_r_searches_history(repl) -> None:
+    r, pipe, _, _ = repl
+    pipe.send_text("deploy the staging build\r")
+    assert r.read() == "deploy the staging build"
+    pipe.send_text("other\r")
+    assert r.read() == "other"
+    pipe.send_text("\x12staging\r\r")  # Ctrl-R, type a fragment, Enter accepts the match, Enter sends it
+    assert r.read() == "deploy the staging build"
