@@ -124,7 +124,8 @@ def write_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
         old = path.read_text(encoding="utf-8", errors="replace")
         new = old + content if mode == "a" else content
         verb = "Append to" if mode == "a" else "Overwrite"
-        return ActionPreview(f"{verb} file {path}", unified_diff_preview(old, new, str(path)), "diff", notes,
+        shown = str(path.relative_to(ctx.workspace.resolve())) if inside else str(path)
+        return ActionPreview(f"{verb} file {path}", unified_diff_preview(old, new, shown), "diff", notes,
                              str(path), inside)
     lines = content.splitlines()
     body = "\n".join(lines[:NEW_FILE_PREVIEW_LINES])
