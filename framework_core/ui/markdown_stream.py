@@ -1,128 +1,136 @@
-"""Streamed Markdown in time linear in the reply's length.
+"""Streamed Markdown in time linear in the reply's length, with repaints throttled.
 
-Finished blocks (ended by a blank line outside a code fence) are rendered once and go to the scrollback;
-only the open tail is re-rendered, inside a transient Live display, at most `refresh_per_second` times.
+Finished blocks (ended by a blank line outside a code fence) are rendered once and written to the
+scrollback. Only the open block is re-rendered, in a small live region at the bottom that is erased and
+redrawn at most `refresh_per_second` times. Writes are batched per repaint, so a fast stream costs one
+terminal write per tick whatever the chunk size, and a slow terminal never holds the stream back for more
+than that write.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.text import Text
 
-BATCH_CHARS = 8192  # finished blocks are rendered together once this much has accumulated
+from framework_core.ui.markdown_render import MarkdownRenderer
+
+HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
+
 
 class MarkdownStream:
     def __init__(self, console: Console, *, live: bool = True, refresh_per_second: float = 8,
                  code_theme: str = "monokai") -> None:
         self.console = console
-        self.code_theme = code_theme
-        self.use_live = live and console.is_terminal
+        self.renderer = MarkdownRenderer(console, code_theme=code_theme)
+        self.use_live = live and console.is_terminal and not console.is_dumb_terminal
         self.min_interval = 1.0 / refresh_per_second
-        self._parts: list[str] = []
         self._pending = ""  # text after the last complete line
         self._block: list[str] = []  # lines of the open block
-        self._done: list[str] = []  # finished blocks not yet printed
-        self._done_chars = 0
+        self._done: list[str] = []  # finished blocks not yet written
         self._in_fence = False
         self._fence = ""
-        self._printed = 0
-        self._live: Any = None
+        self._printed = 0  # blocks written to the scrollback
+        self._region = 0  # lines currently drawn in the live region
         self._last_paint = 0.0
-        self._dirty = False
 
     # -- input ------------------------------------------------------------------------------------
     def feed(self, text: str) -> None:
         if not text:
             return
         data = self._pending + text
-        lines = data.split("\n")
-        self._pending = lines.pop()
-        for line in lines:
-            self._line(line)
-        if self._done_chars >= BATCH_CHARS:
-            self._emit_done()
-        self._dirty = True
-        self._paint()
+        if "\n" in data:
+            lines = data.split("\n")
+            self._pending = lines.pop()
+            for line in lines:
+                self._line(line)
+        else:
+            self._pending = data
+        if not self.use_live:
+            self._write(self._take_done())
+        elif time.monotonic() - self._last_paint >= self.min_interval:
+            self._paint()
 
     def _line(self, line: str) -> None:
-        stripped = line.lstrip()
+        stripped = line.strip()
         if self._in_fence:
             self._block.append(line)
-            if stripped.startswith(self._fence) and stripped.strip() == self._fence[: len(stripped.strip())] and \
-                    stripped.strip().startswith(self._fence):
+            if stripped and stripped[0] == self._fence[0] and stripped == stripped[0] * len(stripped) \
+                    and len(stripped) >= len(self._fence):
                 self._in_fence = False
             return
         if stripped.startswith("```") or stripped.startswith("~~~"):
             self._in_fence = True
-            self._fence = stripped[:3]
-            self._block.append(line)
-            return
-        if not stripped:
+            self._fence = stripped[:len(stripped) - len(stripped.lstrip(stripped[0]))]
+        elif not stripped:
             self._flush_block()
             return
         self._block.append(line)
 
     def _flush_block(self) -> None:
-        if not self._block:
-            return
-        block = "\n".join(self._block)
-        self._block = []
-        self._done.append(block)
-        self._done_chars += len(block)
+        if self._block:
+            self._done.append("\n".join(self._block))
+            self._block = []
 
-    def _emit_done(self) -> None:
-        if self._done:
-            text = "\n\n".join(self._done)
-            self._done, self._done_chars = [], 0
-            self._emit(text)
+    # -- output -----------------------------------------------------------------------------------
+    def _take_done(self) -> str:
+        """Render the finished blocks once, as text ready for the scrollback."""
+        if not self._done:
+            return ""
+        width = self.console.width
+        parts: list[str] = []
+        for block in self._done:
+            if self._printed:
+                parts.append("\n")
+            parts.append("\n".join(self.renderer.render(block, width)) + "\n")
+            self._printed += 1
+        self._done = []
+        return "".join(parts)
 
-    def _emit(self, block: str) -> None:
-        target = self._live.console if self._live is not None else self.console
+    def _open_lines(self, width: int, height: int) -> list[str]:
+        block = self._block + ([self._pending] if self._pending else [])
+        if not block:
+            return []
+        if self._in_fence and len(block) > height:
+            block = [block[0]] + block[-height:]  # only the bottom of a long open code block is visible
+        lines = self.renderer.render("\n".join(block), width)
         if self._printed:
-            target.print()
-        target.print(Markdown(block, code_theme=self.code_theme))
-        self._printed += 1
+            lines = [""] + lines
+        return lines[-max(height - 1, 1):]
 
-    # -- painting the open tail ----------------------------------------------------------------------
-    def _tail(self) -> str:
-        open_block = "\n".join(self._block + ([self._pending] if self._pending else []))
-        return "\n\n".join(self._done + [open_block])
+    def _clear_region(self) -> str:
+        if not self._region:
+            return ""
+        up = f"\x1b[{self._region - 1}A" if self._region > 1 else ""
+        self._region = 0
+        return "\r" + up + "\x1b[J"
 
-    def _paint(self, force: bool = False) -> None:
-        if not self.use_live or not self._dirty:
-            return
-        now = time.monotonic()
-        if not force and now - self._last_paint < self.min_interval:
-            return
-        tail = self._tail()
-        if self._live is None:
-            from rich.live import Live
+    def _paint(self) -> None:
+        width, height = self.console.width, self.console.height
+        out = self._clear_region() + self._take_done()
+        lines = self._open_lines(width, height)
+        if lines:
+            out += HIDE_CURSOR + "\n".join(lines)
+            self._region = len(lines)
+        self._write(out)
+        self._last_paint = time.monotonic()
 
-            self._live = Live(console=self.console, transient=True, auto_refresh=False,
-                              redirect_stdout=False, redirect_stderr=False, vertical_overflow="visible")
-            self._live.__enter__()
-        self._live.update(Markdown(tail, code_theme=self.code_theme) if tail.strip() else Text(""), refresh=True)
-        self._last_paint = now
-        self._dirty = False
-
-    def _stop_live(self) -> None:
-        if self._live is not None:
-            live, self._live = self._live, None
-            live.update(Text(""), refresh=True)
-            live.__exit__(None, None, None)
+    def _write(self, text: str) -> None:
+        if text:
+            self.console.file.write(text)
+            self.console.file.flush()
 
     # -- ending ---------------------------------------------------------------------------------------
     def finish(self) -> None:
         if self._pending:
             self._block.append(self._pending)
             self._pending = ""
-        self._stop_live()
         self._flush_block()
-        self._emit_done()
+        out = self._clear_region() + self._take_done()
+        if self.use_live:
+            out += SHOW_CURSOR
+        self._write(out)
 
     def abort(self, note: str | None = None) -> None:
         self.finish()

@@ -58,3 +58,60 @@ def test_terminal_mode_ends_with_final_text_and_abort_note() -> None:
     stream.abort("[reply cut off]")
     out = buf.getvalue()
     assert "First block." in out and "Second bl" in out and "[reply cut off]" in out
+
+
+def tty(text: str) -> str:
+    """What the terminal receives: the tty's output processing (ONLCR) turns each newline into CR LF."""
+    return text.replace("\n", "\r\n")
+
+
+def screen_after_stream(text: str, chunk: int, *, live: bool = True, rows: int = 40, cols: int = 70) -> list[str]:
+    """Stream through the live region into a terminal emulator; return what the screen shows at the end."""
+    import pyte
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=cols, height=rows, force_terminal=True, color_system="256")
+    stream = MarkdownStream(console, live=live, refresh_per_second=1e9)  # repaint on every chunk
+    screen = pyte.Screen(cols, rows)
+    term = pyte.Stream(screen)
+    for i in range(0, len(text), chunk):
+        stream.feed(text[i:i + chunk])
+        term.feed(tty(buf.getvalue()))
+        buf.seek(0)
+        buf.truncate()
+    stream.finish()
+    term.feed(tty(buf.getvalue()))
+    assert not screen.cursor.hidden
+    return [line.rstrip() for line in screen.display]
+
+
+def test_live_region_leaves_exactly_the_final_rendering_on_screen() -> None:
+    final = screen_after_stream(DOC, 10_000, live=False)
+    assert "Title" in final[0] and any("return 1" in line for line in final)
+    for chunk in (1, 3, 17):
+        assert screen_after_stream(DOC, chunk) == final, chunk
+
+
+def test_open_code_block_taller_than_the_screen_scrolls_once_into_scrollback() -> None:
+    import pyte
+
+    code = "\n".join(f"line {i}" for i in range(60))
+    doc = f"Intro.\n\n```\n{code}\n```\n\nOutro."
+    buf = io.StringIO()
+    console = Console(file=buf, width=40, height=12, force_terminal=True, color_system="256")
+    stream = MarkdownStream(console, refresh_per_second=1e9)
+    screen = pyte.HistoryScreen(40, 12, history=500)
+    term = pyte.Stream(screen)
+    for i in range(0, len(doc), 5):
+        stream.feed(doc[i:i + 5])
+        term.feed(tty(buf.getvalue()))
+        buf.seek(0)
+        buf.truncate()
+        assert screen.cursor.y < 12
+    stream.finish()
+    term.feed(tty(buf.getvalue()))
+    history = ["".join(ch.data for ch in row.values()).rstrip() for row in screen.history.top]
+    everything = history + [line.rstrip() for line in screen.display]
+    for i in range(60):
+        assert sum(1 for line in everything if line.strip() == f"line {i}") == 1, i
+    assert [line for line in everything if line.strip()][-1].strip() == "Outro."
