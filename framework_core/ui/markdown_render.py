@@ -24,6 +24,7 @@ RULE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$
 QUOTE = re.compile(r"^ {0,3}> ?(?P<rest>.*)$")
 ITEM = re.compile(r"^(?P<ind> *)(?P<marker>[-*+]|\d{1,9}[.)])(?P<gap>[ \t]+|$)(?P<rest>.*)$")
 TASK = re.compile(r"^\[(?P<mark>[ xX])\][ \t]+")
+ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
 
 
@@ -78,9 +79,9 @@ class MarkdownRenderer:
                           color_system=self.console.color_system, highlight=False, emoji=False)  # type: ignore[arg-type]
         capture.print(Markdown(text, code_theme=self.code_theme))
         lines = buf.getvalue().split("\n")
-        while lines and not lines[-1].strip():
+        while lines and not _visible(lines[-1]).strip():
             lines.pop()
-        while lines and not lines[0].strip():
+        while lines and not _visible(lines[0]).strip():
             lines.pop(0)
         return lines
 
@@ -334,6 +335,10 @@ class MarkdownRenderer:
                     pieces[-1].append((ch, style))
                 used += size
         return pieces
+
+
+def _visible(line: str) -> str:
+    return ANSI_CODE.sub("", line)
 
 
 def _text_token() -> Any:

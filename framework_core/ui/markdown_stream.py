@@ -9,6 +9,7 @@ than that write.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from rich.console import Console
@@ -34,23 +35,39 @@ class MarkdownStream:
         self._printed = 0  # blocks written to the scrollback
         self._region = 0  # lines currently drawn in the live region
         self._last_paint = 0.0
+        self._lock = threading.Lock()  # a deferred repaint runs on a timer thread
+        self._timer: threading.Timer | None = None
+        self._closed = False
 
     # -- input ------------------------------------------------------------------------------------
     def feed(self, text: str) -> None:
         if not text:
             return
-        data = self._pending + text
-        if "\n" in data:
-            lines = data.split("\n")
-            self._pending = lines.pop()
-            for line in lines:
-                self._line(line)
-        else:
-            self._pending = data
-        if not self.use_live:
-            self._write(self._take_done())
-        elif time.monotonic() - self._last_paint >= self.min_interval:
-            self._paint()
+        with self._lock:
+            data = self._pending + text
+            if "\n" in data:
+                lines = data.split("\n")
+                self._pending = lines.pop()
+                for line in lines:
+                    self._line(line)
+            else:
+                self._pending = data
+            if not self.use_live:
+                self._write(self._take_done())
+                return
+            wait = self.min_interval - (time.monotonic() - self._last_paint)
+            if wait <= 0:
+                self._paint()
+            elif self._timer is None:  # text that arrives just before a pause still shows within one tick
+                self._timer = threading.Timer(wait, self._deferred_paint)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _deferred_paint(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._closed:
+                self._paint()
 
     def _line(self, line: str) -> None:
         stripped = line.strip()
@@ -123,6 +140,14 @@ class MarkdownStream:
 
     # -- ending ---------------------------------------------------------------------------------------
     def finish(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._finish()
+
+    def _finish(self) -> None:
         if self._pending:
             self._block.append(self._pending)
             self._pending = ""

@@ -65,6 +65,39 @@ def icerc(command: str) -> str:
             "Risk assessment: low to moderate, see the command.\nConfirmation request: may I run this?")
 
 
+MARKDOWN_SAMPLE = """# Plan
+
+I read `framework_core/policy` and the **classifier** is *mostly* fine; see [the docs](https://example.com/docs).
+
+## Steps
+1. Read the file
+2. Change the rule
+   - nested bullet with `code`
+   - a nested item long enough to wrap at the edge of an eighty-column terminal, to show the hanging indent
+3. Run the tests
+
+- [x] done
+- [ ] open
+
+> A quoted note with **bold** inside.
+
+```python
+def classify(cmd: str) -> Level:
+    \"\"\"Return the level.\"\"\"
+    if cmd.startswith("rm"):  # dangerous
+        return Level.DANGEROUS
+    return Level.SAFE
+```
+
+| check | result |
+|-------|--------|
+| lint  | ok     |
+
+---
+Done.
+"""
+
+
 def default_reply(messages: list[dict[str, Any]]) -> Reply:
     """Deterministic behaviour when nothing is queued (manual testing in a terminal)."""
     last = messages[-1] if messages else {"role": "user", "content": ""}
@@ -92,6 +125,8 @@ def default_reply(messages: list[dict[str, Any]]) -> Reply:
         n = int(m.group(1))
         paras = [f"## Part {i}\n\nParagraph {i} with **bold**, `code` and a list:\n\n- one\n- two\n" for i in range(n)]
         return Reply(text="\n".join(paras) + "\n```python\nprint('done')\n```\n", chunk_size=16, delay_s=0.005)
+    if "markdown sample" in text:
+        return Reply(text=MARKDOWN_SAMPLE, chunk_size=6, delay_s=0.01)
     return Reply(text=f"You said: **{text.strip()[:200]}**\n\n- a list item\n- another item\n")
 
 

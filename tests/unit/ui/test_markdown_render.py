@@ -115,3 +115,9 @@ def test_tables_go_through_rich() -> None:
     text = "\n".join(out)
     assert "name" in text and "value" in text and "|" not in text
     assert out[0].strip() and out[-1].strip()
+
+
+def test_coloured_table_has_no_blank_padding_rows() -> None:
+    out = coloured("| name | value |\n|------|-------|\n| a    | 1     |")
+    assert ANSI.sub("", out[0]).strip() == "name  value"
+    assert ANSI.sub("", out[-1]).strip() == "a     1"

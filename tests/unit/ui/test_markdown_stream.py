@@ -115,3 +115,19 @@ def test_open_code_block_taller_than_the_screen_scrolls_once_into_scrollback() -
     for i in range(60):
         assert sum(1 for line in everything if line.strip() == f"line {i}") == 1, i
     assert [line for line in everything if line.strip()][-1].strip() == "Outro."
+
+
+def test_text_before_a_pause_is_painted_within_one_tick() -> None:
+    import time
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=60, height=20, force_terminal=True, color_system=None)
+    stream = MarkdownStream(console, refresh_per_second=20)
+    stream.feed("first ")  # painted at once
+    stream.feed("then more before the model pauses")  # inside the throttle window
+    assert "then more" not in buf.getvalue()
+    deadline = time.monotonic() + 2
+    while "then more" not in buf.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "then more" in buf.getvalue()
+    stream.finish()
