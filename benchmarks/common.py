@@ -47,6 +47,11 @@ def ratio_row(measure: str, ours: float, baseline: float, limit: float, unit: st
     return Row(measure, ours, baseline, unit, f"≤ {limit}× baseline", ours <= limit * baseline, note)
 
 
+def reference_row(measure: str, ours: float, baseline: float, unit: str = "s", note: str = "") -> Row:
+    """A figure that explains another row (a floor or a cost breakdown); it has no target of its own."""
+    return Row(measure, ours, baseline, unit, "(reference)", None, note)
+
+
 def absolute_row(measure: str, ours: float, limit: float, unit: str, note: str = "") -> Row:
     return Row(measure, ours, None, unit, f"≤ {limit} {unit}", ours <= limit, note)
 
@@ -57,7 +62,7 @@ def format_table(rows: list[Row]) -> str:
     for r in rows:
         base = f"{r.baseline:.4g} {r.unit}" if r.baseline is not None else "-"
         ratio = f"{r.ratio:.2f}" if r.ratio is not None else "-"
-        met = {True: "yes", False: "NO", None: "?"}[r.met]
+        met = {True: "yes", False: "NO", None: "-"}[r.met]
         lines.append(f"{r.measure:<44} {r.ours:>9.4g} {r.unit:<2} {base:>12} {ratio:>7}  {r.target:<20} {met}")
         if r.note:
             lines.append(f"    {r.note}")

@@ -68,6 +68,7 @@ def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         data["cancelled"] = True
     if out.full_output_path:
         data["full_output_path"] = out.full_output_path
+        data["output_bytes"] = out.total_bytes
     if ctx.withheld_env:
         data["env_withheld"] = ("These environment variables were withheld from the command for safety: "
                                 + ", ".join(ctx.withheld_env))

@@ -44,9 +44,10 @@ class _Capture:
         self.spill: IO[bytes] | None = None
         self.spill_path: str | None = None
 
-    def add(self, data: bytes) -> None:
+    def add(self, data: bytes | memoryview) -> None:
         self.total += len(data)
-        self.lines += data.count(b"\n")
+        if self.spill is None:  # counting lines would cost more than saving a huge output, so it stops there
+            self.lines += bytes(data).count(b"\n") if isinstance(data, memoryview) else data.count(b"\n")
         if self.spill is None and self.total > 2 * self.half:
             self.spill_dir.mkdir(parents=True, exist_ok=True)
             fd, self.spill_path = tempfile.mkstemp(prefix=f"laca-{self.name}-", suffix=".log", dir=self.spill_dir)
@@ -59,7 +60,9 @@ class _Capture:
         if room > 0:
             self.head += data[:room]
             data = data[room:]
-        if data:
+        if len(data) >= self.half:
+            self.tail = bytearray(data[-self.half:])  # copy only what is kept, not the whole chunk
+        elif data:
             self.tail += data
             if len(self.tail) > 2 * self.half:
                 del self.tail[: len(self.tail) - self.half]
@@ -73,7 +76,7 @@ class _Capture:
         tail = kept_tail.decode("utf-8", errors="replace")
         if cut <= 0:
             return head + tail
-        note = (f"\n[… {cut:,} bytes cut from the middle ({self.total:,} bytes, {self.lines:,} lines in all); "
+        note = (f"\n[… {cut:,} bytes cut from the middle ({self.total:,} bytes in all); "
                 f"full {self.name} saved to {self.spill_path} …]\n")
         return head + note + tail
 
@@ -114,10 +117,11 @@ class _Emitter:
         self.size = 0
         self.last = 0.0
 
-    def add(self, data: bytes) -> None:
-        if self.on_output is not None and self.size < 64 * 1024:  # the screen shows only a few lines anyway
-            self.pending.append(data)
-            self.size += len(data)
+    def add(self, data: bytes | memoryview) -> None:
+        room = 64 * 1024 - self.size  # the screen shows only a few lines anyway
+        if self.on_output is not None and room > 0:
+            self.pending.append(bytes(data[:room]))
+            self.size += min(len(data), room)
 
     def flush(self, force: bool = False) -> None:
         if self.on_output is None or not self.pending:
@@ -131,6 +135,8 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
           timeout_s: float, cancel: threading.Event | None) -> str:
     """Read both pipes until they close. Returns "done", "timeout" or "cancelled"."""
     assert proc.stdout and proc.stderr
+    buffer = bytearray(CHUNK)  # one buffer reused for every read: no allocation per megabyte
+    view = memoryview(buffer)
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
         sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
@@ -147,10 +153,12 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
             if cancel is not None and cancel.is_set():
                 return "cancelled"
             for key, _ in sel.select(timeout=0.1):
-                data = os.read(key.fileobj.fileno(), CHUNK)  # type: ignore[union-attr]
-                if data:
-                    caps[key.data].add(data)
-                    emitter.add(data)
+                size = os.readv(key.fileobj.fileno(), [buffer])  # type: ignore[union-attr]
+                if size:
+                    caps[key.data].add(view[:size])
+                    emitter.add(view[:size])
+                    if size < CHUNK // 4 and caps[key.data].spill is not None:
+                        time.sleep(0.001)  # a flood: let the pipe fill so that each read moves more
                 else:
                     sel.unregister(key.fileobj)
             emitter.flush()

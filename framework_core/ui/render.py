@@ -140,7 +140,9 @@ class EventRenderer:
             self._out_partial = ""
         if self._out_hidden:
             tail = (ev.result.data.get("stdout") or "").rstrip("\n").splitlines()[-3:]
-            self.console.print(Text(f"  │ … {self._out_hidden} lines not shown …", style="laca.dim"))
+            hidden = ("more output not shown" if ev.result.data.get("full_output_path")
+                      else f"{self._out_hidden} lines not shown")
+            self.console.print(Text(f"  │ … {hidden} …", style="laca.dim"))
             for line in tail:
                 self.console.print(Text("  │ " + line[:400], style="laca.dim"))
         mark, style = STATUS_MARK.get(ev.result.status, ("•", "laca.dim"))
@@ -170,12 +172,21 @@ class EventRenderer:
             self.console.print(Text("Interrupted. The conversation is intact; go on when ready.", style="laca.warn"))
 
 
+def _size(n: int) -> str:
+    if n < 1000:
+        return f"{n} bytes"
+    return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
+
+
 def summarise_result(result: ToolResult) -> str:
     d = result.data
     if result.status == "success":
         if "exit_code" in d:
-            lines = (d.get("stdout") or "").count("\n") + (d.get("stderr") or "").count("\n")
             extra = " (timed out)" if d.get("timed_out") else ""
+            if d.get("full_output_path"):
+                return (f"exit {d['exit_code']}{extra} · {_size(d.get('output_bytes', 0))} of output, "
+                        f"saved in full to {d['full_output_path']}")
+            lines = (d.get("stdout") or "").count("\n") + (d.get("stderr") or "").count("\n")
             return f"exit {d['exit_code']}{extra} · {lines} lines of output"
         if "bytes_written" in d:
             return f"wrote {d['bytes_written']} bytes to {d.get('file_path', '')}"

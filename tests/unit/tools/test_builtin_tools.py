@@ -36,6 +36,9 @@ def test_output_head_and_tail_kept_full_output_spilled(tmp_path: Path) -> None:
     assert out.stdout.startswith("1\n2\n3\n") and out.stdout.rstrip().endswith("2000000")
     assert "cut from the middle" in out.stdout and out.full_output_path
     assert Path(out.full_output_path).stat().st_size == out.total_bytes
+    expected = "".join(f"{i}\n" for i in range(1, 2_000_001)).encode()
+    assert Path(out.full_output_path).read_bytes() == expected  # every byte, in order, through the reused buffer
+    assert "bytes in all" in out.stdout
 
 
 def test_small_output_untouched_and_streamed(tmp_path: Path) -> None:

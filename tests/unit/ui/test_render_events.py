@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from framework_core.events import ToolCallFinished, ToolCallStarted, ToolOutputChunk
+from framework_core.lial_core import ToolRequest, ToolResult
+from framework_core.ui.render import EventRenderer, summarise_result
+
+
+def bash_result(**data: object) -> ToolResult:
+    return ToolResult(request_id="r1", tool_name="executeBashCommand", status="success",
+                      data={"exit_code": 0, "stdout": "", "stderr": "", **data})
+
+
+def test_summary_counts_lines_of_small_output() -> None:
+    assert summarise_result(bash_result(stdout="a\nb\n", stderr="c\n")) == "exit 0 · 3 lines of output"
+
+
+def test_summary_of_spilled_output_names_its_size_and_file() -> None:
+    result = bash_result(stdout="head…tail\n", full_output_path="/tmp/laca-stdout-x.log", output_bytes=200_000_000)
+    assert summarise_result(result) == "exit 0 · 200.0 MB of output, saved in full to /tmp/laca-stdout-x.log"
+
+
+def test_long_live_output_is_capped_on_screen_with_the_last_lines_at_the_end() -> None:
+    buf = io.StringIO()
+    renderer = EventRenderer(Console(file=buf, width=100, color_system=None), screen_lines=5)
+    request = ToolRequest("r1", "executeBashCommand", {"command": "seq 1 50"})
+    renderer(ToolCallStarted(request=request, title="Run command", body="seq 1 50", auto_approved=True))
+    renderer(ToolOutputChunk(request_id="r1", text="".join(f"{i}\n" for i in range(1, 51))))
+    stdout = "".join(f"{i}\n" for i in range(1, 51))
+    renderer(ToolCallFinished(request=request, result=bash_result(stdout=stdout), duration_s=0.1))
+    lines = buf.getvalue().splitlines()
+    shown = [line.split("│ ")[1] for line in lines if "│ " in line]
+    assert shown[:5] == ["1", "2", "3", "4", "5"]
+    assert "… 45 lines not shown …" in shown and shown[-3:] == ["48", "49", "50"]
+    assert lines[-1].strip().startswith("✓ exit 0 · 50 lines of output")
