@@ -57,6 +57,9 @@ class MarkdownStream:
                 return
             wait = self.min_interval - (time.monotonic() - self._last_paint)
             if wait <= 0:
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
                 self._paint()
             elif self._timer is None:  # text that arrives just before a pause still shows within one tick
                 self._timer = threading.Timer(wait, self._deferred_paint)

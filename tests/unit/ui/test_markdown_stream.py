@@ -131,3 +131,40 @@ def test_text_before_a_pause_is_painted_within_one_tick() -> None:
         time.sleep(0.01)
     assert "then more" in buf.getvalue()
     stream.finish()
+
+
+class SlowTerminal(io.StringIO):
+    """A terminal that takes 5 ms to take each write, like a slow SSH link."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        import time
+
+        self.writes += 1
+        time.sleep(0.005)
+        return super().write(text)
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_slow_terminal_gets_one_write_per_repaint_not_one_per_chunk() -> None:
+    import time
+
+    term = SlowTerminal()
+    console = Console(file=term, width=80, height=30, force_terminal=True, color_system="256")
+    stream = MarkdownStream(console, refresh_per_second=8)
+    text = ("Some **words** in a paragraph.\n\n```python\nx = 1\n```\n\n" * 200)
+    started = time.monotonic()
+    for i in range(0, len(text), 4):
+        stream.feed(text[i:i + 4])
+        time.sleep(0.0002)  # chunks arrive over time, as from a network
+    elapsed = time.monotonic() - started
+    stream.finish()
+    assert term.writes <= elapsed * 8 + 4  # 2,500 chunks, yet only a write per tick (plus the final one)
+    import re
+
+    assert re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", term.getvalue()).count("x = 1") >= 200
