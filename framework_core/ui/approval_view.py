@@ -9,6 +9,7 @@ from rich.text import Text
 
 from framework_core.approval import ApprovalRequest
 from framework_core.policy.levels import Level
+from framework_core.ui.safe_text import visible
 
 LEVEL_STYLE = {Level.SAFE: "green", Level.NEEDS_CONFIRM: "yellow", Level.DANGEROUS: "red"}
 LEVEL_WORD = {Level.SAFE: "safe", Level.NEEDS_CONFIRM: "needs confirmation", Level.DANGEROUS: "DANGEROUS"}
@@ -25,7 +26,7 @@ def fold_body(body: str, max_lines: int) -> tuple[str, int]:
 def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableType:
     style = LEVEL_STYLE[req.level]
     parts: list[RenderableType] = []
-    brief = req.request.icerc_full_text.strip()
+    brief = visible(req.request.icerc_full_text.strip())
     parts.append(Text("Model's brief (ICERC)", style="bold"))
     if brief:
         parts.append(Text(brief, style="laca.brief"))
@@ -39,7 +40,7 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
     if req.preview.full_body:
         parts.append(Text("Long values are folded below; press v to view them whole.", style="laca.dim"))
     if req.preview.body:
-        body, hidden = fold_body(req.preview.body, max_lines)
+        body, hidden = fold_body(visible(req.preview.body), max_lines)
         if req.preview.lexer:
             parts.append(Syntax(body, req.preview.lexer, word_wrap=True, theme="ansi_dark", background_color="default"))
         else:
@@ -47,18 +48,18 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
         if hidden:
             parts.append(Text(f"… {hidden} more lines not shown here — press v to view all of it.", style="laca.warn"))
     for note in req.preview.notes:
-        parts.append(Text(f"• {note}", style="laca.warn"))
+        parts.append(Text(f"• {visible(note)}", style="laca.warn"))
     parts.append(Text(""))
     verdict = Text(f"Policy: {LEVEL_WORD[req.level]}", style=f"bold {style}")
     parts.append(verdict)
     for reason in req.reasons[:8]:
-        parts.append(Text(f"  – {reason}", style=style))
+        parts.append(Text(f"  – {visible(reason)}", style=style))
     if req.warning:
         parts.append(Text(""))
         parts.append(Text(req.warning, style="bold laca.warn"))
     if req.allow_session:
         parts.append(Text(""))
-        parts.append(Text(f"[a] would remember for this session: {req.grant_options[0].label}"
+        parts.append(Text(f"[a] would remember for this session: {visible(req.grant_options[0].label)}"
                           + (" (or a prefix you pick)" if len(req.grant_options) > 1 else ""), style="laca.dim"))
     count = f" · call {req.index} of {req.total}" if req.total > 1 else ""
     title = f"[bold]{req.request.tool_name}[/bold]{count} · {LEVEL_WORD[req.level]}"

@@ -12,6 +12,7 @@ from framework_core.approval import ApprovalAnswer, ApprovalRequest, GrantOption
 from framework_core.policy.levels import Level
 from framework_core.ui.approval_view import approval_panel, question_text
 from framework_core.ui.keys import DEFAULT_GUARD_S, ask_key, ask_line
+from framework_core.ui.safe_text import visible
 
 
 class TerminalApprover:
@@ -51,13 +52,13 @@ class TerminalApprover:
             return options[0]
         self.console.print(Text("What should 'always' cover? Never wider than what you pick:", style="bold"))
         for n, opt in enumerate(options[:9], start=1):
-            self.console.print(f"  [{n}] {opt.label}")
+            self.console.print(Text(f"  [{n}] {visible(opt.label)}"))
         digits = "".join(str(n) for n in range(1, min(len(options), 9) + 1))
         key = ask_key(f"Pick 1-{digits[-1]} (or x to go back): ", digits + "x", guard_s=0, **self._io)
         return None if key == "x" else options[int(key) - 1]
 
     def _view_all(self, req: ApprovalRequest) -> None:
-        body = req.preview.full_body or req.preview.body or ""
+        body = visible(req.preview.full_body or req.preview.body or "")
         renderable = Syntax(body, req.preview.lexer) if req.preview.lexer else Text(body)
         if self.console.is_terminal:
             with self.console.pager(styles=True):

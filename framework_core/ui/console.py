@@ -6,8 +6,13 @@ import os
 import sys
 from typing import IO
 
+from typing import Iterable
+
 from rich.console import Console
+from rich.segment import Segment
 from rich.theme import Theme
+
+from framework_core.ui.safe_text import visible
 
 THEME = Theme({
     "laca.dim": "dim", "laca.ok": "green", "laca.err": "red", "laca.warn": "yellow", "laca.info": "cyan",
@@ -15,8 +20,20 @@ THEME = Theme({
 })
 
 
+class SafeConsole(Console):
+    """The last line of defence: text segments cannot carry control characters to the terminal.
+
+    Untrusted strings are made visible where they are built (so layout counts them right); this catches
+    any that were missed. Control segments (cursor moves of a live display) pass untouched.
+    """
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(visible(segment.text), segment.style) for segment in buffer)
+
+
 def make_console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
     stream = file or (sys.stderr if stderr else sys.stdout)
     plain = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
-    return Console(file=stream, theme=THEME, no_color=plain, highlight=False, soft_wrap=False,
-                   emoji=False, color_system=None if plain else "auto")
+    return SafeConsole(file=stream, theme=THEME, no_color=plain, highlight=False, soft_wrap=False,
+                       emoji=False, color_system=None if plain else "auto")

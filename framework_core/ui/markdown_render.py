@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import COLOR_SYSTEMS, Console
 from rich.style import Style
 
+from framework_core.ui.safe_text import visible_reply
 from framework_core.ui.md_inline import InlineStyles, Painter, Span, parse_inline, width_of, wrap_spans
 
 FENCE = re.compile(r"^(?P<ind> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
@@ -57,7 +58,7 @@ class MarkdownRenderer:
 
     # -- entry ------------------------------------------------------------------------------------
     def render(self, text: str, width: int) -> list[str]:
-        lines = text.split("\n")
+        lines = visible_reply(text).split("\n")
         if any(TABLE_RULE.match(line) and "|" in prev for prev, line in zip(lines, lines[1:])):
             return self._rich(text, width)
         return self._join(self._blocks(lines, width), tight=False)

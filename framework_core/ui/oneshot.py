@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from framework_core.approval import ApprovalAnswer, ApprovalRequest, DeclineAllApprover
 from framework_core.errors import ConfigError
 from framework_core.events import AssistantMessageDone, AssistantTextDelta, CoreEvent, Notice, ToolCallFinished
+from framework_core.ui.safe_text import visible, visible_reply
 
 if TYPE_CHECKING:
     from framework_core.config_load import LoadedConfig
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 class ReportingDecliner(DeclineAllApprover):
     def approve(self, req: ApprovalRequest) -> ApprovalAnswer:
-        body = " ".join((req.preview.body or req.preview.title).split())[:200]
+        body = visible(" ".join((req.preview.body or req.preview.title).split())[:200])
         print(f"laca: declined {req.request.tool_name} (needs approval; none possible with -p): {body}", file=sys.stderr)
         return super().approve(req)
 
@@ -48,17 +49,18 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
     fmt = opts.output_format
     text = read_prompt(opts.prompt or "")
     calls: list[dict[str, Any]] = []
+    shown = visible_reply if sys.stdout.isatty() else str  # a terminal gets no control sequences; a pipe gets the bytes
 
     def sink(event: CoreEvent) -> None:
         if fmt == "stream-json":
             print(json.dumps(_jsonable(event), default=str), flush=True)
         elif isinstance(event, AssistantTextDelta) and fmt == "text":
-            sys.stdout.write(event.text)
+            sys.stdout.write(shown(event.text))
             sys.stdout.flush()
         elif isinstance(event, AssistantMessageDone) and fmt == "text" and event.message.content:
             sys.stdout.write("\n" if event.message.content.endswith("\n") else "\n\n")
         elif isinstance(event, Notice):
-            print(f"laca: {event.level}: {event.text}", file=sys.stderr)
+            print(f"laca: {event.level}: {visible(event.text)}", file=sys.stderr)
         if isinstance(event, ToolCallFinished):
             calls.append({"request": event.request.to_dict(), "result": event.result.to_dict(),
                           "duration_s": round(event.duration_s, 3)})

@@ -6,13 +6,13 @@ import time
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from framework_core.events import (AssistantMessageDone, AssistantTextDelta, CoreEvent, ModelRequestStarted, Notice,
                                    RetryScheduled, ToolCallFinished, ToolCallQueued, ToolCallStarted, ToolOutputChunk,
                                    TurnFinished)
 from framework_core.lial_core import ToolResult
+from framework_core.ui.safe_text import visible, visible_output_line
 
 NOTICE_STYLE = {"info": "laca.info", "warning": "laca.warn", "error": "laca.err"}
 STATUS_MARK = {"success": ("✓", "laca.ok"), "error": ("✗", "laca.err"), "declined_by_user": ("⊘", "laca.warn"),
@@ -112,11 +112,11 @@ class EventRenderer:
         self.pause()
         self._out_lines, self._out_partial, self._out_hidden = 0, "", 0
         line = Text("⏺ ", style="laca.tool")
-        line.append(ev.title, style="laca.tool")
+        line.append(visible(ev.title), style="laca.tool")
         if ev.body and "\n" not in ev.body.strip():
-            line.append("  " + ev.body.strip(), style="bold")
+            line.append("  " + visible(ev.body.strip()), style="bold")
         if ev.auto_approved:
-            line.append(f"   (ran without asking: {one_line(ev.reason, 60)})" if ev.reason else "   (auto)",
+            line.append(f"   (ran without asking: {visible(one_line(ev.reason, 60))})" if ev.reason else "   (auto)",
                         style="laca.dim")
         self.console.print(line)
 
@@ -130,7 +130,7 @@ class EventRenderer:
     def _emit_output_line(self, line: str) -> None:
         self._out_lines += 1
         if self._out_lines <= self.screen_lines:
-            self.console.print(Text("  │ " + line[:400], style="laca.dim"))
+            self.console.print(Text("  │ " + visible_output_line(line)[:400], style="laca.dim"))
         else:
             self._out_hidden += 1
 
@@ -144,10 +144,10 @@ class EventRenderer:
                       else f"{self._out_hidden} lines not shown")
             self.console.print(Text(f"  │ … {hidden} …", style="laca.dim"))
             for line in tail:
-                self.console.print(Text("  │ " + line[:400], style="laca.dim"))
+                self.console.print(Text("  │ " + visible_output_line(line)[:400], style="laca.dim"))
         mark, style = STATUS_MARK.get(ev.result.status, ("•", "laca.dim"))
         line = Text(f"  {mark} ", style=style)
-        line.append(summarise_result(ev.result), style=style)
+        line.append(visible(summarise_result(ev.result)), style=style)
         line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
         self.console.print(line)
         self._out_lines = self._out_hidden = 0
@@ -161,7 +161,7 @@ class EventRenderer:
     def _on_Notice(self, ev: Notice) -> None:
         self.pause()
         prefix = {"info": "", "warning": "warning: ", "error": "error: "}[ev.level]
-        self.console.print(Text(prefix + ev.text, style=NOTICE_STYLE[ev.level]))
+        self.console.print(Text(prefix + visible(ev.text), style=NOTICE_STYLE[ev.level]))
 
     def _on_TurnFinished(self, ev: TurnFinished) -> None:
         if self._md is not None:
@@ -195,4 +195,4 @@ def summarise_result(result: ToolResult) -> str:
         if "content" in d:
             return one_line(str(d["content"]) or "(no content)", 120)
         return "done"
-    return escape(one_line(str(d.get("error_message") or d.get("message") or result.status), 160))
+    return one_line(str(d.get("error_message") or d.get("message") or result.status), 160)

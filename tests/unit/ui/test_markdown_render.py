@@ -121,3 +121,19 @@ def test_coloured_table_has_no_blank_padding_rows() -> None:
     out = coloured("| name | value |\n|------|-------|\n| a    | 1     |")
     assert ANSI.sub("", out[0]).strip() == "name  value"
     assert ANSI.sub("", out[-1]).strip() == "a     1"
+
+
+def test_random_markdownish_input_never_raises_and_keeps_every_word() -> None:
+    import random
+
+    rng = random.Random(6)
+    atoms = ["word", "**", "*", "_", "`", "```", "~~~", "#", "##", "- ", "1. ", "> ", "|", "---", "[a](b)", "<",
+             "\\", "  ", "\n", "\n\n", "    ", "日本", "\t", "[", "]", "(", ")", "- [ ] ", "===", "\x1b"]
+    for width in (1, 2, 7, 40):
+        for _ in range(150):
+            text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 40)))
+            lines = plain(text, width)
+            assert all(isinstance(line, str) for line in lines)
+            coloured(text, max(width, 4))
+            if "```" not in text and "~~~" not in text and "|" not in text and "\\" not in text:
+                assert "".join(lines).count("word") == text.count("word"), repr(text)
