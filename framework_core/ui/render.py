@@ -187,7 +187,9 @@ def summarise_result(result: ToolResult) -> str:
                 return (f"exit {d['exit_code']}{extra} · {_size(d.get('output_bytes', 0))} of output, "
                         f"saved in full to {d['full_output_path']}")
             lines = (d.get("stdout") or "").count("\n") + (d.get("stderr") or "").count("\n")
-            return f"exit {d['exit_code']}{extra} · {lines} lines of output"
+            if not lines and (d.get("stdout") or d.get("stderr")):
+                lines = 1  # output without a final newline is still a line
+            return f"exit {d['exit_code']}{extra} · {lines} line{'' if lines == 1 else 's'} of output"
         if "bytes_written" in d:
             return f"wrote {d['bytes_written']} bytes to {d.get('file_path', '')}"
         if "content" in d and "file_path" in d:
