@@ -131,7 +131,8 @@ class MarkdownRenderer:
                 flush()
                 i = self._quote(lines, i, width, blocks)
                 continue
-            if ITEM.match(line) and (not para or ITEM.match(line).group("rest").strip()):  # type: ignore[union-attr]
+            item = ITEM.match(line)
+            if item and (not para or item.group("rest").strip()):  # an empty item cannot interrupt a paragraph
                 flush()
                 i = self._list(lines, i, width, blocks)
                 continue
