@@ -103,14 +103,17 @@ class Repl:
         loop = app.loop
 
         def finished(error: BaseException | None) -> None:
-            if loop is None:
-                return
-            if error is not None:
-                from framework_core.ui.boot import BootFailed
+            if loop is None or loop.is_closed():
+                return  # the first message was sent before the build ended; sending it waits for the result
+            from framework_core.ui.boot import BootFailed
 
-                loop.call_soon_threadsafe(lambda: app.is_running and app.exit(exception=BootFailed(error)))
-            else:
-                loop.call_soon_threadsafe(lambda: self._boot_done(app))
+            try:
+                if error is not None:
+                    loop.call_soon_threadsafe(lambda: app.is_running and app.exit(exception=BootFailed(error)))
+                else:
+                    loop.call_soon_threadsafe(lambda: self._boot_done(app))
+            except RuntimeError:  # the loop closed between the check and the call: same as above
+                pass
 
         if loop is not None:
             loop.call_later(0.03, lambda: self.boot.start(finished))  # type: ignore[union-attr]

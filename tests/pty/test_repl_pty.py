@@ -196,3 +196,48 @@ def test_ctrl_c_at_approval_prompt_then_anthropic_accepts_next_turn(spawn, fake_
     last_user = fake_anthropic.requests[-1]["messages"]
     results = [b for m in last_user if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_result"]
     assert [b["tool_use_id"] for b in results] == ["toolu_a1", "toolu_a2"]
+
+
+def test_streamed_markdown_in_a_real_terminal(spawn, fake_openai) -> None:
+    import pyte
+
+    from tests.fakes.script import MARKDOWN_SAMPLE
+
+    hostile = "\n\nA reply that tries \x1b]0;pwned\x07 to retitle the window.\n"
+    fake_openai.enqueue(Reply(text=MARKDOWN_SAMPLE + hostile, chunk_size=5, delay_s=0.002))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("show me")
+    child.expect_exact("retitle the window.")
+    raw = child.before + child.after
+    child.expect_exact(PROMPT)
+    raw += child.before + child.after
+    assert "\x1b]0;pwned" not in raw and "␛]0;pwned␇" in raw
+    screen = pyte.HistoryScreen(120, 40, history=400)
+    pyte.Stream(screen).feed(raw)
+    rows = ["".join(ch.data for ch in row.values()).rstrip() for row in screen.history.top]
+    rows += [line.rstrip() for line in screen.display]
+    text = "\n".join(rows)
+    for expected in ("Plan", " 2. Change the rule", "• nested bullet with code", " • ☑ done",
+                     "▌ A quoted note with bold inside.", "def classify(cmd: str) -> Level:", "check  result"):
+        assert expected in text, expected
+    assert "Traceback" not in raw
+    assert "```" not in text and "**" not in text and "|---" not in text
+    assert sum(1 for row in rows if "def classify" in row) == 1  # drawn live, yet left in the scrollback once
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+
+
+def test_message_sent_the_moment_the_prompt_appears_waits_for_start_up(spawn, fake_openai) -> None:
+    fake_openai.enqueue(Reply(text="answered after start-up"))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("quick")  # before the background start-up has finished
+    child.expect_exact("answered after start-up")
+    seen = child.before
+    child.expect_exact(PROMPT)
+    seen += child.before
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    seen += child.before
+    assert "Traceback" not in seen and "Exception in thread" not in seen
