@@ -112,9 +112,13 @@ class MarkdownStream:
         block = self._block + ([self._pending] if self._pending else [])
         if not block:
             return []
-        if self._in_fence and len(block) > height:
-            block = [block[0]] + block[-height:]  # only the bottom of a long open code block is visible
-        lines = self.renderer.render("\n".join(block), width)
+        # Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
+        # the same however long the block grows (the whole block is rendered once, when it is finished).
+        head = [block[0]] if self._in_fence else []
+        text = "\n".join(block[-2 * height:] if len(block) > 2 * height else block[len(head):])
+        if len(text) > 4 * width * height:
+            text = text[-4 * width * height:]
+        lines = self.renderer.render("\n".join(head + [text]), width)
         if self._printed:
             lines = [""] + lines
         return lines[-max(height - 1, 1):]

@@ -1,5 +1,8 @@
 """Inline Markdown (emphasis, code spans, links, escapes) as styled spans, and word-wrapping of spans.
 
+Every span body has a length cap, so text full of unclosed markers costs time linear in its length
+(an emphasis longer than the cap shows its markers instead, which no model reply needs).
+
 Pure functions over `(text, style)` pairs; turning spans into terminal bytes is `Painter`'s job.
 """
 
@@ -15,14 +18,14 @@ from rich.style import Style
 Span = tuple[str, Optional[Style]]
 
 _INLINE = re.compile(r"""
-    (?P<tick>`+)(?P<code>.+?)(?P=tick)
-  | \[(?P<ltext>[^\]\n]+)\]\((?P<lurl>[^)\s]+)(?:\s+"[^"]*")?\)
-  | <(?P<auto>(?:https?|mailto|file):[^>\s]+)>
-  | (?P<sd>\*\*)(?=\S)(?P<sbody>.+?)(?<=\S)\*\*
-  | (?<![A-Za-z0-9_])(?P<su>__)(?=\S)(?P<subody>.+?)(?<=\S)__(?![A-Za-z0-9_])
-  | ~~(?=\S)(?P<strike>.+?)(?<=\S)~~
-  | (?<!\*)\*(?=[^\s*])(?P<em>.+?)(?<=[^\s*])\*(?!\*)
-  | (?<![A-Za-z0-9_])_(?=[^\s_])(?P<emu>.+?)(?<=[^\s_])_(?![A-Za-z0-9_])
+    (?P<tick>`+)(?P<code>.{1,1000}?)(?P=tick)
+  | \[(?P<ltext>[^\]\n]{1,300})\]\((?P<lurl>[^)\s(\[]{1,1000}+)(?:\s+"[^"]{0,300}")?\)
+  | <(?P<auto>(?:https?|mailto|file):[^>\s]{1,2000})>
+  | (?P<sd>\*\*)(?=\S)(?P<sbody>.{1,300}?)(?<=\S)\*\*
+  | (?<![A-Za-z0-9_])(?P<su>__)(?=\S)(?P<subody>.{1,300}?)(?<=\S)__(?![A-Za-z0-9_])
+  | ~~(?=\S)(?P<strike>.{1,300}?)(?<=\S)~~
+  | (?<!\*)\*(?=[^\s*])(?P<em>.{1,300}?)(?<=[^\s*])\*(?!\*)
+  | (?<![A-Za-z0-9_])_(?=[^\s_])(?P<emu>.{1,300}?)(?<=[^\s_])_(?![A-Za-z0-9_])
   | \\(?P<esc>[\\`*_{}\[\]()#+\-.!~|<>])
 """, re.VERBOSE)
 
