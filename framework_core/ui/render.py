@@ -123,16 +123,21 @@ class EventRenderer:
     def _on_ToolOutputChunk(self, ev: ToolOutputChunk) -> None:
         text = self._out_partial + ev.text
         lines = text.split("\n")
-        self._out_partial = lines.pop()
+        self._out_partial = _bounded_partial(lines.pop())
         for line in lines:
             self._emit_output_line(line)
 
     def _emit_output_line(self, line: str) -> None:
         self._out_lines += 1
         if self._out_lines <= self.screen_lines:
-            self.console.print(Text("  │ " + visible_output_line(line)[:400], style="laca.dim"))
+            self._print_output_line(line)
         else:
             self._out_hidden += 1
+
+    def _print_output_line(self, line: str) -> None:
+        """One screen row per output line, cut with an ellipsis: a long line must not fill the screen."""
+        self.console.print(Text("  │ " + visible_output_line(line)[:400], style="laca.dim"), no_wrap=True,
+                           overflow="ellipsis")
 
     def _on_ToolCallFinished(self, ev: ToolCallFinished) -> None:
         if self._out_partial:
@@ -144,7 +149,7 @@ class EventRenderer:
                       else f"{self._out_hidden} lines not shown")
             self.console.print(Text(f"  │ … {hidden} …", style="laca.dim"))
             for line in tail:
-                self.console.print(Text("  │ " + visible_output_line(line)[:400], style="laca.dim"))
+                self._print_output_line(line)
         mark, style = STATUS_MARK.get(ev.result.status, ("•", "laca.dim"))
         line = Text(f"  {mark} ", style=style)
         line.append(visible(summarise_result(ev.result)), style=style)
@@ -170,6 +175,18 @@ class EventRenderer:
         self.spinner.stop()
         if ev.interrupted:
             self.console.print(Text("Interrupted. The conversation is intact; go on when ready.", style="laca.warn"))
+
+
+PARTIAL_CAP = 4000  # a line is shown cut at 400 characters; keep enough of an unfinished one, no more
+
+
+def _bounded_partial(partial: str) -> str:
+    """An unfinished output line, kept small: output without newlines (progress bars, minified data) can
+    go on for megabytes, and re-joining it on every chunk would cost time quadratic in its length."""
+    cr = partial.rfind("\r", 0, len(partial) - 1)
+    if cr >= 0:
+        partial = partial[cr + 1:]  # a progress bar: only its latest state is shown
+    return partial[:PARTIAL_CAP]
 
 
 def _size(n: int) -> str:

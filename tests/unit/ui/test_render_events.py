@@ -39,3 +39,18 @@ def test_long_live_output_is_capped_on_screen_with_the_last_lines_at_the_end() -
     assert shown[:5] == ["1", "2", "3", "4", "5"]
     assert "… 45 lines not shown …" in shown and shown[-3:] == ["48", "49", "50"]
     assert lines[-1].strip().startswith("✓ exit 0 · 50 lines of output")
+
+
+def test_output_without_newlines_stays_bounded_and_shows_its_start() -> None:
+    buf = io.StringIO()
+    renderer = EventRenderer(Console(file=buf, width=100, color_system=None), screen_lines=5)
+    request = ToolRequest("r1", "executeBashCommand", {"command": "minify"})
+    renderer(ToolCallStarted(request=request, title="Run command", body="minify", auto_approved=True))
+    for i in range(2000):
+        renderer(ToolOutputChunk(request_id="r1", text=("start" if i == 0 else "") + "x" * 1000))
+    assert len(renderer._out_partial) <= 4000
+    renderer(ToolOutputChunk(request_id="r1", text="\n10%\r50%\r100%"))
+    renderer(ToolCallFinished(request=request, result=bash_result(stdout="..."), duration_s=0.1))
+    shown = [line.split("│ ")[1] for line in buf.getvalue().splitlines() if "│ " in line]
+    assert shown[0].startswith("startxxx") and shown[0].endswith("…") and len(shown[0]) == 100 - len("  │ ")
+    assert shown[1] == "100%"
