@@ -1,7 +1,8 @@
 """Run every benchmark against the local fake servers and print one table.
 
     make bench                      # or: .venv/bin/python -m benchmarks.run_all [--write]
---write records the run in benchmarks/RESULTS.md with the machine details.
+--write records the run in benchmarks/RESULTS.md with the machine details, followed by the analysis kept in
+benchmarks/NOTES.md.
 """
 
 from __future__ import annotations
@@ -17,6 +18,17 @@ from benchmarks.common import Row, format_table
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["bench_startup", "bench_oneshot", "bench_render", "bench_turn", "bench_context", "bench_classifier",
            "bench_big_output"]
+
+
+def _notes() -> str:
+    """The hand-written analysis (benchmarks/NOTES.md), so that re-recording a run keeps it."""
+    path = ROOT / "benchmarks" / "NOTES.md"
+    if not path.exists():
+        return ""
+    text = path.read_text()
+    if text.startswith("<!--"):
+        text = text.split("-->", 1)[1]
+    return "\n" + text.strip() + "\n"
 
 
 def main() -> int:
@@ -38,7 +50,7 @@ def main() -> int:
         (ROOT / "benchmarks" / "RESULTS.md").write_text(
             f"# Benchmark results\n\nRecorded {time.strftime('%Y-%m-%d %H:%M %Z')} on {machine}.\n"
             f"Command: `make bench` (ratios are medians of interleaved runs, so machine noise hits both sides).\n\n"
-            f"```\n{table}\n```\n")
+            f"```\n{table}\n```\n" + _notes())
     return 0
 
 
