@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from framework_core.config_load import Overrides
 from framework_core.errors import ConfigError, MissingApiKeyError
+from framework_core.wording import plural
 
 if TYPE_CHECKING:
     from framework_core.config_load import LoadedConfig
@@ -125,7 +126,7 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     session = open_session(data, path.stem, secrets_to_mask=mask)
     session.restore(loaded_session)
     session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
-    return session, loaded_session.warnings + [f"Resumed session {path.stem} ({len(session.messages)} messages)."]
+    return session, loaded_session.warnings + [f"Resumed session {path.stem} ({plural(len(session.messages), 'message')})."]
 
 
 def format_sessions(loaded: "LoadedConfig") -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.tools.base import ActionPreview, ToolContext, ToolSpec
 from framework_core.tools.files import atomic_write, resolve_in_workspace, unified_diff_preview
+from framework_core.wording import plural
 
 NEW_FILE_PREVIEW_LINES = 60
 
@@ -132,7 +133,7 @@ def write_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
     body = "\n".join(lines[:NEW_FILE_PREVIEW_LINES])
     if len(lines) > NEW_FILE_PREVIEW_LINES:
         body += f"\n… {len(lines) - NEW_FILE_PREVIEW_LINES} more lines ({len(lines)} in all)"
-    return ActionPreview(f"Create file {path} ({len(lines)} lines)", body, None, notes, str(path), inside)
+    return ActionPreview(f"Create file {path} ({plural(len(lines), 'line')})", body, None, notes, str(path), inside)
 
 
 def write_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from framework_core.events import (AssistantMessageDone, AssistantTextDelta, Cor
                                    TurnFinished)
 from framework_core.lial_core import ToolResult
 from framework_core.ui.safe_text import visible, visible_output_line
+from framework_core.wording import plural
 
 NOTICE_STYLE = {"info": "laca.info", "warning": "laca.warn", "error": "laca.err"}
 STATUS_MARK = {"success": ("✓", "laca.ok"), "error": ("✗", "laca.err"), "declined_by_user": ("⊘", "laca.warn"),
@@ -146,7 +147,7 @@ class EventRenderer:
         if self._out_hidden:
             tail = (ev.result.data.get("stdout") or "").rstrip("\n").splitlines()[-3:]
             hidden = ("more output not shown" if ev.result.data.get("full_output_path")
-                      else f"{self._out_hidden} lines not shown")
+                      else f"{plural(self._out_hidden, 'line')} not shown")
             self.console.print(Text(f"  │ … {hidden} …", style="laca.dim"))
             for line in tail:
                 self._print_output_line(line)
@@ -206,11 +207,11 @@ def summarise_result(result: ToolResult) -> str:
             lines = (d.get("stdout") or "").count("\n") + (d.get("stderr") or "").count("\n")
             if not lines and (d.get("stdout") or d.get("stderr")):
                 lines = 1  # output without a final newline is still a line
-            return f"exit {d['exit_code']}{extra} · {lines} line{'' if lines == 1 else 's'} of output"
+            return f"exit {d['exit_code']}{extra} · {plural(lines, 'line')} of output"
         if "bytes_written" in d:
-            return f"wrote {d['bytes_written']} bytes to {d.get('file_path', '')}"
+            return f"wrote {plural(d['bytes_written'], 'byte')} to {d.get('file_path', '')}"
         if "content" in d and "file_path" in d:
-            return f"read {str(d['content']).count(chr(10))} lines from {d['file_path']}"
+            return f"read {plural(str(d['content']).count(chr(10)), 'line')} from {d['file_path']}"
         if "content" in d:
             return one_line(str(d["content"]) or "(no content)", 120)
         return "done"

@@ -54,3 +54,12 @@ def test_output_without_newlines_stays_bounded_and_shows_its_start() -> None:
     shown = [line.split("│ ")[1] for line in buf.getvalue().splitlines() if "│ " in line]
     assert shown[0].startswith("startxxx") and shown[0].endswith("…") and len(shown[0]) == 100 - len("  │ ")
     assert shown[1] == "100%"
+
+
+def test_counts_read_naturally() -> None:
+    from framework_core.wording import plural
+
+    assert [plural(0, "line"), plural(1, "line"), plural(2, "line"), plural(1234, "byte")] == \
+        ["0 lines", "1 line", "2 lines", "1,234 bytes"]
+    written = ToolResult("r1", "writeFile", "success", {"bytes_written": 1, "file_path": "a.txt"})
+    assert summarise_result(written) == "wrote 1 byte to a.txt"
