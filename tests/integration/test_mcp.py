@@ -182,3 +182,55 @@ def test_close_leaves_no_child_processes(tmp_path: Path) -> None:
     time.sleep(0.5)
     alive = [p for p in children if Path(f"/proc/{p}").exists() and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2]]
     assert alive == []
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """The test server over Streamable HTTP, on a free loopback port."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, SLOW, "--http", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_streamable_http_server_lists_and_calls_tools(tmp_path: Path, http_server: str) -> None:
+    registry = ToolRegistry()
+    mgr = McpManager({"remote": McpServerSettings(url=http_server, permission="always", call_timeout_s=5)},
+                     registry, tmp_path, tmp_path)
+    mgr.start()
+    try:
+        assert mgr.wait_ready(30) == []
+        status = mgr.status()[0]
+        assert status.state == "ready" and {"nap", "echo", "fail"} <= set(status.tools)
+        teps, _ = teps_for(registry, tmp_path)
+        result = teps.execute_tool(ToolRequest("h1", "mcp__remote__echo", {"text": "over http"}))
+        assert result.status == "success" and "over http" in json.dumps(result.data)
+        failed = teps.execute_tool(ToolRequest("h2", "mcp__remote__fail", {}))
+        assert failed.status == "error" and "reported an error" in failed.data["error_message"]
+    finally:
+        mgr.close()
+
+
+def test_unreachable_http_server_is_reported_not_fatal(tmp_path: Path) -> None:
+    registry = ToolRegistry()
+    mgr = McpManager({"gone": McpServerSettings(url="http://127.0.0.1:9/mcp")}, registry, tmp_path, tmp_path)
+    mgr.start()
+    mgr.wait_ready(30)
+    status = mgr.status()[0]
+    assert status.state == "failed" and status.error
+    with pytest.raises(ToolError, match="not available"):
+        mgr.call("gone", "echo", {"text": "x"})
+    mgr.close()

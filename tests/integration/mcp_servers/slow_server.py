@@ -1,4 +1,7 @@
-"""A tiny stdio MCP server for tests: `nap` sleeps (to test timeouts), `echo` answers, `fail` errors."""
+"""A tiny MCP server for tests: `nap` sleeps (to test timeouts), `echo` answers, `fail` errors.
+
+Speaks stdio by default; `--http PORT` serves Streamable HTTP at http://127.0.0.1:PORT/mcp instead.
+"""
 
 import sys
 import time
@@ -30,4 +33,7 @@ def fail() -> str:
 
 if __name__ == "__main__":
     print("slow-test-server starting (this line goes to the log)", file=sys.stderr, flush=True)
-    server.run("stdio")
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
