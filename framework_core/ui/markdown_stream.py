@@ -27,7 +27,7 @@ class MarkdownStream:
         self.renderer = MarkdownRenderer(console, code_theme=code_theme)
         self.use_live = live and console.is_terminal and not console.is_dumb_terminal
         self.min_interval = 1.0 / refresh_per_second
-        self._pending = ""  # text after the last complete line
+        self._pending: list[str] = []  # pieces of the line still open (joined only when needed)
         self._block: list[str] = []  # lines of the open block
         self._done: list[str] = []  # finished blocks not yet written
         self._in_fence = False
@@ -44,14 +44,14 @@ class MarkdownStream:
         if not text:
             return
         with self._lock:
-            data = self._pending + text
-            if "\n" in data:
-                lines = data.split("\n")
-                self._pending = lines.pop()
+            if "\n" in text:  # only the new piece is searched: a long line costs linear time, not quadratic
+                lines = ("".join(self._pending) + text).split("\n")
+                last = lines.pop()
+                self._pending = [last] if last else []
                 for line in lines:
                     self._line(line)
             else:
-                self._pending = data
+                self._pending.append(text)
             if not self.use_live:
                 self._write(self._take_done())
                 return
@@ -109,13 +109,16 @@ class MarkdownStream:
         return "".join(parts)
 
     def _open_lines(self, width: int, height: int) -> list[str]:
-        block = self._block + ([self._pending] if self._pending else [])
-        if not block:
+        if len(self._pending) > 1:
+            self._pending = ["".join(self._pending)]
+        if not self._block and not self._pending:
             return []
         # Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
         # the same however long the block grows (the whole block is rendered once, when it is finished).
-        head = [block[0]] if self._in_fence else []
-        text = "\n".join(block[-2 * height:] if len(block) > 2 * height else block[len(head):])
+        keep = 2 * height
+        head = self._block[:1] if self._in_fence else []
+        body = self._block[max(len(head), len(self._block) - keep):] + self._pending
+        text = "\n".join(body)
         if len(text) > 4 * width * height:
             text = text[-4 * width * height:]
         lines = self.renderer.render("\n".join(head + [text]), width)
@@ -156,8 +159,8 @@ class MarkdownStream:
 
     def _finish(self) -> None:
         if self._pending:
-            self._block.append(self._pending)
-            self._pending = ""
+            self._block.append("".join(self._pending))
+            self._pending = []
         self._flush_block()
         out = self._clear_region() + self._take_done()
         if self.use_live:
