@@ -71,6 +71,20 @@ class McpServerSettings(_Model):
 class UiSettings(_Model):
     attach_max_bytes: int = Field(100_000, gt=0, description="Cap on a file attached with @path.")
     agents_md_max_bytes: int = Field(64_000, gt=0, description="Cap on a workspace AGENTS.md.")
+    code_theme: str = Field("monokai", description="Pygments style for code in replies: monokai, github-dark, "
+                                                   "one-dark, solarized-light, default (for light terminals), ...")
+
+    @field_validator("code_theme")
+    @classmethod
+    def _known_theme(cls, v: str) -> str:
+        from pygments.styles import STYLE_MAP, get_style_by_name
+        from pygments.util import ClassNotFound
+
+        try:
+            get_style_by_name(v)
+        except ClassNotFound:
+            raise ValueError(f"unknown code theme '{v}'; choose one of: {', '.join(sorted(STYLE_MAP))}") from None
+        return v
 
 
 class FrameworkConfig(_Model):

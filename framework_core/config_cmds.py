@@ -36,6 +36,9 @@ USER_TEMPLATE = """\
 #     command: uvx
 #     args: [mcp-server-time]
 #     permission: ask          # always | ask | never
+
+# ui:
+#   code_theme: solarized-light   # any Pygments style; monokai by default, `default` suits light terminals
 """
 
 

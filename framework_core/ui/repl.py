@@ -37,6 +37,7 @@ def run_repl(opts: "StartOptions") -> int:
         approver = TerminalApprover(console, pause=renderer.pause)
         prepared = prepare(o)
         renderer.screen_lines = prepared.loaded.config.teps_settings.screen_output_lines
+        renderer.code_theme = prepared.loaded.config.ui.code_theme
         parts = build_agent(prepared.loaded, events=renderer, approver=approver, session=prepared.session,
                             start_mcp=not o.no_mcp)
         parts.agent.warm_up()

@@ -87,3 +87,13 @@ def test_relative_paths_resolve_against_their_file(workspace: Path) -> None:
     write(workspace / "framework_config.yaml", "teps_settings:\n  allowlist_file: rules/allow.txt\n")
     loaded = load_config(workspace, env={})
     assert loaded.config.teps_settings.allowlist_file == str(workspace / "rules" / "allow.txt")
+
+
+def test_code_theme_is_checked_against_pygments(workspace: Path) -> None:
+    assert load_config(workspace, env={}).config.ui.code_theme == "monokai"
+    write(workspace / "framework_config.yaml", "ui:\n  code_theme: solarized-light\n")
+    assert load_config(workspace, env={}).config.ui.code_theme == "solarized-light"
+    write(workspace / "framework_config.yaml", "ui:\n  code_theme: no-such-style\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace, env={})
+    assert "ui.code_theme" in str(err.value) and "line 2" in str(err.value) and "monokai" in str(err.value)

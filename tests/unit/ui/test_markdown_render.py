@@ -137,3 +137,12 @@ def test_random_markdownish_input_never_raises_and_keeps_every_word() -> None:
             coloured(text, max(width, 4))
             if "```" not in text and "~~~" not in text and "|" not in text and "\\" not in text:
                 assert "".join(lines).count("word") == text.count("word"), repr(text)
+
+
+def test_code_theme_changes_code_colours() -> None:
+    console = Console(file=io.StringIO(), width=40, force_terminal=True, color_system="truecolor")
+    doc = "```python\ndef f():\n    return 'x'\n```"
+    dark = MarkdownRenderer(console, code_theme="monokai").render(doc, 40)
+    light = MarkdownRenderer(console, code_theme="solarized-light").render(doc, 40)
+    assert [ANSI.sub("", line) for line in dark] == [ANSI.sub("", line) for line in light]
+    assert dark != light
