@@ -141,7 +141,14 @@ class Agent:
         if self.mcp is None or self._mcp_waited:
             return
         self._mcp_waited = True
-        pending = self.mcp.wait_ready(self.config.mcp_startup_wait_s)
+        pending = self.mcp.wait_ready(0)
+        if pending:  # say so: a server still installing (uvx) could otherwise look like a hang
+            self.events(Notice("info", f"Waiting up to {self.config.mcp_startup_wait_s:g} s for MCP server(s) "
+                                       f"still starting: {', '.join(pending)} (Ctrl-C stops waiting)"))
+            try:
+                pending = self.mcp.wait_ready(self.config.mcp_startup_wait_s)
+            except KeyboardInterrupt:
+                pending = self.mcp.wait_ready(0)
         if pending:
             self.events(Notice("warning", f"MCP server(s) still starting, continuing without them: {', '.join(pending)}"))
 

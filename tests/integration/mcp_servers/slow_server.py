@@ -3,6 +3,7 @@
 Speaks stdio by default; `--http PORT` serves Streamable HTTP at http://127.0.0.1:PORT/mcp instead.
 """
 
+import os
 import sys
 import time
 
@@ -33,6 +34,7 @@ def fail() -> str:
 
 if __name__ == "__main__":
     print("slow-test-server starting (this line goes to the log)", file=sys.stderr, flush=True)
+    time.sleep(float(os.environ.get("SLOW_START_S", "0")))  # a server that takes its time to come up
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
