@@ -34,6 +34,7 @@ class MarkdownStream:
         self._fence = ""
         self._printed = 0  # blocks written to the scrollback
         self._region = 0  # lines currently drawn in the live region
+        self._region_width = 0  # the terminal width they were drawn at
         self._last_paint = 0.0
         self._lock = threading.Lock()  # a deferred repaint runs on a timer thread
         self._timer: threading.Timer | None = None
@@ -129,8 +130,12 @@ class MarkdownStream:
     def _clear_region(self) -> str:
         if not self._region:
             return ""
-        up = f"\x1b[{self._region - 1}A" if self._region > 1 else ""
-        self._region = 0
+        drawn, self._region = self._region, 0
+        if self.console.width != self._region_width:
+            # The terminal was resized and may have re-wrapped what is drawn, so the row count is unknown:
+            # moving up could erase finished text. Leave the stale draft and carry on below it.
+            return "\r\n"
+        up = f"\x1b[{drawn - 1}A" if drawn > 1 else ""
         return "\r" + up + "\x1b[J"
 
     def _paint(self) -> None:
@@ -139,7 +144,7 @@ class MarkdownStream:
         lines = self._open_lines(width, height)
         if lines:
             out += HIDE_CURSOR + "\n".join(lines)
-            self._region = len(lines)
+            self._region, self._region_width = len(lines), width
         self._write(out)
         self._last_paint = time.monotonic()
 
