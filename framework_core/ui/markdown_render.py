@@ -15,8 +15,8 @@ from typing import Any
 from rich.console import COLOR_SYSTEMS, Console
 from rich.style import Style
 
-from framework_core.ui.safe_text import visible_reply
 from framework_core.ui.markdown_inline import InlineStyles, Painter, Span, parse_inline, width_of, wrap_spans
+from framework_core.ui.safe_text import visible_reply
 
 FENCE = re.compile(r"^(?P<ind> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
 HEADING = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?:[ \t]+(?P<text>.*?))?(?:[ \t]+#+)?[ \t]*$")
