@@ -14,6 +14,8 @@ from tests.fakes.script import Reply, chunks
 
 class FakeAnthropicServer(FakeServerBase):
     wire = "anthropic"
+    post_path = "/v1/messages"
+    default_model = "fake-claude"
 
     @property
     def base_url(self) -> str:
@@ -78,34 +80,12 @@ class FakeAnthropicServer(FakeServerBase):
                 out.append({"role": m.get("role"), "kind": m.get("role"), "content": text})
         return out
 
-    def handle_post(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
-        if not handler.path.split("?")[0].rstrip("/").endswith("/v1/messages"):
-            return self.send_json(handler, 404, self.error_body(404, f"unknown path {handler.path}"))
-        messages = body.get("messages") or []
-        problem = self.validate(messages)
-        if problem:
-            return self.send_json(handler, 400, self.error_body(400, problem))
-        reply = self.next_reply(self.neutral(messages))
-        if reply.fault and reply.fault.kind == "status":
-            return self.send_fault_status(handler, reply.fault)
-        model = body.get("model", "fake-claude")
-        if not body.get("stream"):
-            return self.send_json(handler, 200, self.whole(reply, model))
-        self.stream(handler, reply, model)
-
-    def _content(self, reply: Reply) -> list[dict[str, Any]]:
-        content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
-        for c in reply.tool_calls:
-            content.append({"type": "tool_use", "id": c.id or f"toolu_{uuid.uuid4().hex[:16]}", "name": c.name,
-                            "input": c.arguments})
-        return content
-
     def whole(self, reply: Reply, model: str) -> dict[str, Any]:
         return {"id": f"msg_{uuid.uuid4().hex[:16]}", "type": "message", "role": "assistant", "model": model,
                 "content": self._content(reply), "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
                 "stop_sequence": None, "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]}}
 
-    def stream(self, handler: BaseHTTPRequestHandler, reply: Reply, model: str) -> None:
+    def stream(self, handler: BaseHTTPRequestHandler, reply: Reply, model: str, body: dict[str, Any]) -> None:
         events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
             "id": f"msg_{uuid.uuid4().hex[:16]}", "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None,

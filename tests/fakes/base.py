@@ -85,7 +85,37 @@ class FakeServerBase:
     def handle_get(self, handler: BaseHTTPRequestHandler) -> None:
         self.send_json(handler, 404, self.error_body(404, "not found"))
 
+    # -- one request: the same steps on every wire; subclasses supply the wire-specific pieces ----------
+    post_path = ""  # the endpoint, e.g. "/chat/completions"
+    default_model = ""
+
     def handle_post(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        if not handler.path.split("?")[0].rstrip("/").endswith(self.post_path):
+            return self.send_json(handler, 404, self.error_body(404, f"unknown path {handler.path}"))
+        messages = body.get("messages") or []
+        problem = self.validate(messages)
+        if problem:
+            return self.send_json(handler, 400, self.error_body(400, problem))
+        reply = self.next_reply(self.neutral(messages))
+        if reply.fault and reply.fault.kind == "status":
+            return self.send_fault_status(handler, reply.fault)
+        model = body.get("model", self.default_model)
+        if not body.get("stream"):
+            return self.send_json(handler, 200, self.whole(reply, model))
+        self.stream(handler, reply, model, body)
+
+    def validate(self, messages: list[dict[str, Any]]) -> str | None:
+        """The API's own history rules: the error message it would send, or None."""
+        raise NotImplementedError
+
+    def neutral(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The history as {role, kind, content} for `default_reply`."""
+        raise NotImplementedError
+
+    def whole(self, reply: Reply, model: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def stream(self, handler: BaseHTTPRequestHandler, reply: Reply, model: str, body: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def send_json(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any],

@@ -14,6 +14,8 @@ from tests.fakes.script import Reply, chunks
 
 class FakeOpenAIServer(FakeServerBase):
     wire = "openai"
+    post_path = "/chat/completions"
+    default_model = "fake-gpt"
 
     @property
     def base_url(self) -> str:
@@ -55,22 +57,6 @@ class FakeOpenAIServer(FakeServerBase):
         return [{"role": m.get("role"), "content": m.get("content") or "",
                  "kind": "tool_result" if m.get("role") == "tool" else m.get("role")} for m in messages]
 
-    def handle_post(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
-        if not handler.path.rstrip("/").endswith("/chat/completions"):
-            return self.send_json(handler, 404, self.error_body(404, f"unknown path {handler.path}"))
-        messages = body.get("messages") or []
-        problem = self.validate(messages)
-        if problem:
-            return self.send_json(handler, 400, self.error_body(400, problem))
-        reply = self.next_reply(self.neutral(messages))
-        fault = reply.fault
-        if fault and fault.kind == "status":
-            return self.send_fault_status(handler, fault)
-        model = body.get("model", "fake-gpt")
-        if not body.get("stream"):
-            return self.send_json(handler, 200, self.whole(reply, model))
-        self.stream(handler, reply, model, bool((body.get("stream_options") or {}).get("include_usage")))
-
     def whole(self, reply: Reply, model: str) -> dict[str, Any]:
         calls = [{"id": c.id or f"call_{uuid.uuid4().hex[:12]}", "type": "function",
                   "function": {"name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}}
@@ -84,7 +70,8 @@ class FakeOpenAIServer(FakeServerBase):
                 "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
                           "total_tokens": sum(reply.usage)}}
 
-    def stream(self, handler: BaseHTTPRequestHandler, reply: Reply, model: str, include_usage: bool) -> None:
+    def stream(self, handler: BaseHTTPRequestHandler, reply: Reply, model: str, body: dict[str, Any]) -> None:
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:10]}", int(time.time())
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
