@@ -88,67 +88,62 @@ class MarkdownRenderer:
 
     # -- blocks -----------------------------------------------------------------------------------
     def _blocks(self, lines: list[str], width: int) -> list[list[str]]:
+        """Split into blocks: paragraph lines gather until a blank line or another block starts."""
         blocks: list[list[str]] = []
         para: list[str] = []
-
-        def flush() -> None:
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            setext = SETEXT.match(line) if para else None
+            if setext:  # the paragraph so far was a heading
+                level = 1 if setext.group("bar")[0] == "=" else 2
+                blocks.append(self._heading(" ".join(p.strip() for p in para), level, width))
+                para.clear()
+                i += 1
+                continue
+            found = None if not line.strip() else self._block_at(lines, i, width, in_paragraph=bool(para))
+            if found is None and line.strip():
+                para.append(line)
+                i += 1
+                continue
             if para:
                 blocks.append(self._paragraph(para, width))
                 para.clear()
-
-        i, n = 0, len(lines)
-        while i < n:
-            line = lines[i]
-            if not line.strip():
-                flush()
+            if found is None:  # a blank line
                 i += 1
-                continue
-            fence = FENCE.match(line)
-            if fence:
-                flush()
-                i = self._fenced(lines, i, fence, width, blocks)
-                continue
-            heading = HEADING.match(line)
-            if heading:
-                flush()
-                level = len(heading.group("hashes"))
-                blocks.append(self._heading(heading.group("text") or "", level, width))
-                i += 1
-                continue
-            setext = SETEXT.match(line)
-            if setext and para:
-                text = " ".join(p.strip() for p in para)
-                para.clear()
-                blocks.append(self._heading(text, 1 if setext.group("bar")[0] == "=" else 2, width))
-                i += 1
-                continue
-            if RULE.match(line):
-                flush()
-                blocks.append([self.painter.line([("─" * width, self.rule)])])
-                i += 1
-                continue
-            if QUOTE.match(line):
-                flush()
-                i = self._quote(lines, i, width, blocks)
-                continue
-            item = ITEM.match(line)
-            if item and (not para or item.group("rest").strip()):  # an empty item cannot interrupt a paragraph
-                flush()
-                i = self._list(lines, i, width, blocks)
-                continue
-            if not para and line.startswith("    "):
-                j = i
-                while j < n and (lines[j].startswith("    ") or not lines[j].strip()):
-                    j += 1
-                while j > i and not lines[j - 1].strip():
-                    j -= 1
-                blocks.append(self._code([ln[4:] for ln in lines[i:j]], "", width))
-                i = j
-                continue
-            para.append(line)
-            i += 1
-        flush()
+            else:
+                block, i = found
+                blocks.append(block)
+        if para:
+            blocks.append(self._paragraph(para, width))
         return blocks
+
+    def _block_at(self, lines: list[str], i: int, width: int, *,
+                  in_paragraph: bool) -> tuple[list[str], int] | None:
+        """The block that starts at line `i`, rendered, and the line after it; None for paragraph text."""
+        line = lines[i]
+        if fence := FENCE.match(line):
+            return self._fenced(lines, i, fence, width)
+        if heading := HEADING.match(line):
+            return self._heading(heading.group("text") or "", len(heading.group("hashes")), width), i + 1
+        if RULE.match(line):
+            return [self.painter.line([("─" * width, self.rule)])], i + 1
+        if QUOTE.match(line):
+            return self._quote(lines, i, width)
+        item = ITEM.match(line)
+        if item and (not in_paragraph or item.group("rest").strip()):  # an empty item cannot interrupt a paragraph
+            return self._list(lines, i, width)
+        if not in_paragraph and line.startswith("    "):
+            return self._indented_code(lines, i, width)
+        return None
+
+    def _indented_code(self, lines: list[str], i: int, width: int) -> tuple[list[str], int]:
+        j = i
+        while j < len(lines) and (lines[j].startswith("    ") or not lines[j].strip()):
+            j += 1
+        while j > i and not lines[j - 1].strip():
+            j -= 1
+        return self._code([ln[4:] for ln in lines[i:j]], "", width), j
 
     def _paragraph(self, lines: list[str], width: int) -> list[str]:
         parts: list[str] = []
@@ -167,7 +162,7 @@ class MarkdownRenderer:
         spans = parse_inline(text.strip(), self.inline, style)
         return [self.painter.line(row) for row in wrap_spans(spans, width)]
 
-    def _quote(self, lines: list[str], i: int, width: int, blocks: list[list[str]]) -> int:
+    def _quote(self, lines: list[str], i: int, width: int) -> tuple[list[str], int]:
         inner: list[str] = []
         while i < len(lines):
             m = QUOTE.match(lines[i])
@@ -180,8 +175,7 @@ class MarkdownRenderer:
             i += 1
         bar = self.painter.line([("▌ ", self.quote)])
         body = self._join(self._blocks(inner, max(width - 2, 10)), tight=False)
-        blocks.append([bar + self._restyle(line, self.quote) for line in body])
-        return i
+        return [bar + self._restyle(line, self.quote) for line in body], i
 
     def _restyle(self, line: str, style: Style) -> str:
         """Quoted text takes the quote's colour unless it already has styling of its own."""
@@ -194,7 +188,7 @@ class MarkdownRenderer:
         return bool(FENCE.match(line) or HEADING.match(line) or RULE.match(line) or ITEM.match(line))
 
     # -- lists ------------------------------------------------------------------------------------
-    def _list(self, lines: list[str], i: int, width: int, blocks: list[list[str]]) -> int:
+    def _list(self, lines: list[str], i: int, width: int) -> tuple[list[str], int]:
         first = ITEM.match(lines[i])
         assert first is not None
         base = len(first.group("ind"))
@@ -229,8 +223,7 @@ class MarkdownRenderer:
         rendered: list[str] = []
         for marker, body in items:
             rendered.extend(self._item(marker, body, width))
-        blocks.append(rendered)
-        return i
+        return rendered, i
 
     def _item(self, marker: str, body: list[str], width: int) -> list[str]:
         if marker in "-*+":
@@ -247,8 +240,7 @@ class MarkdownRenderer:
         return [head + inner[0]] + [(" " * pad + line) if line else "" for line in inner[1:]]
 
     # -- code -------------------------------------------------------------------------------------
-    def _fenced(self, lines: list[str], i: int, fence: re.Match[str], width: int,
-                blocks: list[list[str]]) -> int:
+    def _fenced(self, lines: list[str], i: int, fence: re.Match[str], width: int) -> tuple[list[str], int]:
         mark = fence.group("fence")
         strip = len(fence.group("ind"))
         body: list[str] = []
@@ -261,8 +253,7 @@ class MarkdownRenderer:
                 break
             body.append(line[min(_indent(line), strip):])
             i += 1
-        blocks.append(self._code(body, fence.group("info"), width))
-        return i
+        return self._code(body, fence.group("info"), width), i
 
     def _lexer(self, language: str) -> Any:
         key = language.lower()
