@@ -58,7 +58,8 @@ class MarkdownRenderer:
 
     # -- entry ------------------------------------------------------------------------------------
     def render(self, text: str, width: int) -> list[str]:
-        lines = visible_reply(text).split("\n")
+        text = visible_reply(text)  # before anything else: the rich path for tables must get safe text too
+        lines = text.split("\n")
         if any(TABLE_RULE.match(line) and "|" in prev for prev, line in zip(lines, lines[1:])):
             return self._rich(text, width)
         return self._join(self._blocks(lines, width), tight=False)

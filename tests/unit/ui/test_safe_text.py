@@ -62,6 +62,8 @@ def test_markdown_reply_cannot_drive_the_terminal() -> None:
     joined = "\n".join(lines)
     assert CLEAR not in joined and "\x1b]" not in joined and "\x07" not in joined
     assert joined.count("␛[2J") == 2
+    table = "\n".join(MarkdownRenderer(console).render(f"| a | b |\n|---|---|\n| x{CLEAR} | y{TITLE} |", 60))
+    assert CLEAR not in table and "\x1b]0;" not in table and "␛[2J" in table  # tables go through rich
 
 
 def test_tool_output_and_command_line_are_shown_not_obeyed() -> None:
