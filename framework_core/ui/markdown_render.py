@@ -25,6 +25,7 @@ RULE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$
 QUOTE = re.compile(r"^ {0,3}> ?(?P<rest>.*)$")
 ITEM = re.compile(r"^(?P<ind> *)(?P<marker>[-*+]|\d{1,9}[.)])(?P<gap>[ \t]+|$)(?P<rest>.*)$")
 TASK = re.compile(r"^\[(?P<mark>[ xX])\][ \t]+")
+DEFAULT_CODE_THEME = "monokai"  # the default of config.ui.code_theme too
 ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
 
@@ -36,7 +37,7 @@ def _indent(line: str) -> int:
 class MarkdownRenderer:
     """Renders Markdown text to a list of terminal lines for one console (its colours and NO_COLOR)."""
 
-    def __init__(self, console: Console, *, code_theme: str = "monokai") -> None:
+    def __init__(self, console: Console, *, code_theme: str = DEFAULT_CODE_THEME) -> None:
         self.console = console
         self.code_theme = code_theme
         system = COLOR_SYSTEMS.get(console.color_system) if console.color_system else None

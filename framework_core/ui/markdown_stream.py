@@ -15,14 +15,14 @@ import time
 from rich.console import Console
 from rich.text import Text
 
-from framework_core.ui.markdown_render import MarkdownRenderer
+from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 
 
 class MarkdownStream:
     def __init__(self, console: Console, *, live: bool = True, refresh_per_second: float = 8,
-                 code_theme: str = "monokai") -> None:
+                 code_theme: str = DEFAULT_CODE_THEME) -> None:
         self.console = console
         self.renderer = MarkdownRenderer(console, code_theme=code_theme)
         self.use_live = live and console.is_terminal and not console.is_dumb_terminal

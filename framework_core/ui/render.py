@@ -67,7 +67,7 @@ class EventRenderer:
         self.console = console
         self.screen_lines = screen_lines
         self.spinner = Spinner(console)
-        self.code_theme = "monokai"  # set from config.ui.code_theme once the configuration is loaded
+        self.code_theme: str | None = None  # config.ui.code_theme, set once the configuration is loaded
         self._md: Any = None
         self._out_lines = 0
         self._out_partial = ""
@@ -87,7 +87,8 @@ class EventRenderer:
         if self._md is None:
             from framework_core.ui.markdown_stream import MarkdownStream
 
-            self._md = MarkdownStream(self.console, code_theme=self.code_theme)
+            self._md = (MarkdownStream(self.console, code_theme=self.code_theme) if self.code_theme
+                        else MarkdownStream(self.console))
         self._md.feed(ev.text)
 
     def _on_AssistantMessageDone(self, ev: AssistantMessageDone) -> None:

@@ -97,3 +97,7 @@ def test_code_theme_is_checked_against_pygments(workspace: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_config(workspace, env={})
     assert "ui.code_theme" in str(err.value) and "line 2" in str(err.value) and "monokai" in str(err.value)
+    from framework_core.config import UiSettings
+    from framework_core.ui.markdown_render import DEFAULT_CODE_THEME
+
+    assert UiSettings().code_theme == DEFAULT_CODE_THEME  # the renderer's default before the config loads
