@@ -80,7 +80,7 @@ class MarkdownRenderer:
         buf = io.StringIO()
         capture = Console(file=buf, width=width, force_terminal=not self.plain, no_color=self.console.no_color,
                           color_system=self.console.color_system, highlight=False, emoji=False)  # type: ignore[arg-type]
-        capture.print(Markdown(text, code_theme=self.code_theme))
+        capture.print(Markdown(text, code_theme=self.code_theme, hyperlinks=False))  # links as "text (url)", as ours
         lines = buf.getvalue().split("\n")
         while lines and not _visible(lines[-1]).strip():
             lines.pop()
