@@ -38,7 +38,6 @@ class _Capture:
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
-        self.lines = 0
         self.name = name
         self.spill_dir = spill_dir
         self.spill: IO[bytes] | None = None
@@ -46,8 +45,6 @@ class _Capture:
 
     def add(self, data: bytes | memoryview) -> None:
         self.total += len(data)
-        if self.spill is None:  # counting lines would cost more than saving a huge output, so it stops there
-            self.lines += bytes(data).count(b"\n") if isinstance(data, memoryview) else data.count(b"\n")
         if self.spill is None and self.total > 2 * self.half:
             self.spill_dir.mkdir(parents=True, exist_ok=True)
             fd, self.spill_path = tempfile.mkstemp(prefix=f"laca-{self.name}-", suffix=".log", dir=self.spill_dir)
