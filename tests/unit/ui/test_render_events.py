@@ -18,7 +18,7 @@ def test_summary_counts_lines_of_small_output() -> None:
     assert summarise_result(bash_result(stdout="a\nb\n", stderr="c\n")) == "exit 0 · 3 lines of output"
     assert summarise_result(bash_result(stdout="a\n")) == "exit 0 · 1 line of output"
     assert summarise_result(bash_result(stdout="no newline")) == "exit 0 · 1 line of output"
-    assert summarise_result(bash_result()) == "exit 0 · 0 lines of output"
+    assert summarise_result(bash_result()) == "exit 0 · no output"
 
 
 def test_summary_of_spilled_output_names_its_size_and_file() -> None:
