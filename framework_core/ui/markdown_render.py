@@ -30,6 +30,12 @@ ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 TABLE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
 
 
+def closes_fence(line: str, fence: str) -> bool:
+    """A closing fence: only the opening fence's character, at least as many of them (CommonMark)."""
+    stripped = line.strip()
+    return bool(stripped) and stripped == fence[0] * len(stripped) and len(stripped) >= len(fence)
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
@@ -79,7 +85,8 @@ class MarkdownRenderer:
 
         buf = io.StringIO()
         capture = Console(file=buf, width=width, force_terminal=not self.plain, no_color=self.console.no_color,
-                          color_system=self.console.color_system, highlight=False, emoji=False)  # type: ignore[arg-type]
+                          color_system=self.console.color_system,  # type: ignore[arg-type]
+                          highlight=False, emoji=False)
         capture.print(Markdown(text, code_theme=self.code_theme, hyperlinks=False))  # links as "text (url)", as ours
         lines = buf.getvalue().split("\n")
         while lines and not _visible(lines[-1]).strip():
@@ -249,8 +256,7 @@ class MarkdownRenderer:
         i += 1
         while i < len(lines):
             line = lines[i]
-            stripped = line.strip()
-            if stripped and stripped[0] == mark[0] and stripped == mark[0] * len(stripped) and len(stripped) >= len(mark):
+            if closes_fence(line, mark):
                 i += 1
                 break
             body.append(line[min(_indent(line), strip):])

@@ -15,7 +15,7 @@ import time
 from rich.console import Console
 from rich.text import Text
 
-from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer
+from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer, closes_fence
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 
@@ -74,14 +74,12 @@ class MarkdownStream:
                 self._paint()
 
     def _line(self, line: str) -> None:
-        stripped = line.strip()
         if self._in_fence:
             self._block.append(line)
-            if stripped and stripped[0] == self._fence[0] and stripped == stripped[0] * len(stripped) \
-                    and len(stripped) >= len(self._fence):
-                self._in_fence = False
+            self._in_fence = not closes_fence(line, self._fence)
             return
-        if stripped.startswith("```") or stripped.startswith("~~~"):
+        stripped = line.strip()
+        if stripped.startswith("```") or stripped.startswith("~~~"):  # at any indent: fences inside list items
             self._in_fence = True
             self._fence = stripped[:len(stripped) - len(stripped.lstrip(stripped[0]))]
         elif not stripped:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 class ReportingDecliner(DeclineAllApprover):
     def approve(self, req: ApprovalRequest) -> ApprovalAnswer:
         body = visible(" ".join((req.preview.body or req.preview.title).split())[:200])
-        print(f"laca: declined {req.request.tool_name} (needs approval; none possible with -p): {body}", file=sys.stderr)
+        print(f"laca: declined {req.request.tool_name} (needs approval; none possible with -p): {body}",
+              file=sys.stderr)
         return super().approve(req)
 
 
