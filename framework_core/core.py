@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from framework_core.errors import ConfigError, LacaError, ProviderError, StreamCutError
-from framework_core.events import (AssistantMessageDone, AssistantTextDelta, EventSink, ModelRequestStarted, Notice,
-                                   RetryScheduled, ToolCallQueued, TurnFinished)
-from framework_core.lial_core import LLMResponse, Message, StreamDone, TextDelta, ToolResult, Usage
+from framework_core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, EventSink,
+                                   ModelRequestStarted, Notice, RetryScheduled, ToolCallQueued, TurnFinished)
+from framework_core.lial_core import LLMResponse, Message, ReasoningDelta, StreamDone, TextDelta, ToolResult, Usage
 from framework_core.teps import BatchInterrupted
 
 if TYPE_CHECKING:
@@ -172,6 +172,8 @@ class Agent:
                 if isinstance(event, TextDelta):
                     shown.append(event.text)
                     self.events(AssistantTextDelta(event.text))
+                elif isinstance(event, ReasoningDelta):
+                    self.events(AssistantReasoningDelta(event.text))
                 elif isinstance(event, StreamDone):
                     return self._accept(event.response, outcome)
         except KeyboardInterrupt:
@@ -193,7 +195,8 @@ class Agent:
         raise StreamCutError("the reply ended without a final event")
 
     def _accept(self, response: LLMResponse, outcome: TurnOutcome) -> LLMResponse:
-        message = Message("assistant", response.conversation, tool_calls=list(response.tool_requests))
+        message = Message("assistant", response.conversation, tool_calls=list(response.tool_requests),
+                          provider_state=response.provider_state)
         self.session.add(message)
         self.session.record_usage(response.usage)
         outcome.usage = outcome.usage + response.usage

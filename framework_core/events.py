@@ -22,6 +22,13 @@ class AssistantTextDelta:
 
 
 @dataclass
+class AssistantReasoningDelta:
+    """Reasoning the model chose to show (a summary or its thinking text): displayed dimmed, apart from the reply."""
+
+    text: str
+
+
+@dataclass
 class AssistantMessageDone:
     message: Message
     usage: Usage
@@ -81,8 +88,8 @@ class TurnFinished:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-CoreEvent = Union[ModelRequestStarted, AssistantTextDelta, AssistantMessageDone, ToolCallQueued, ToolCallStarted, ToolOutputChunk,
-                  ToolCallFinished, RetryScheduled, Notice, TurnFinished]
+CoreEvent = Union[ModelRequestStarted, AssistantTextDelta, AssistantReasoningDelta, AssistantMessageDone, ToolCallQueued,
+                  ToolCallStarted, ToolOutputChunk, ToolCallFinished, RetryScheduled, Notice, TurnFinished]
 EventSink = Callable[[CoreEvent], None]
 
 

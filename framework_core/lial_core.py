@@ -25,6 +25,30 @@ ICERC_DESCRIPTION = (
 
 
 @dataclass
+class ProviderState:
+    """What one wire API needs back verbatim with an assistant turn: encrypted reasoning items, thinking
+    blocks with their signatures, per-call thought signatures. Opaque to everything but the adapter that
+    wrote it, and valid only for the same wire API and model; any other adapter or model ignores it."""
+
+    wire: str
+    model: str
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+    def applies_to(self, wire: str, model: str) -> bool:
+        return self.wire == wire and self.model == model
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"wire": self.wire, "model": self.model, "items": [dict(i) for i in self.items]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "ProviderState | None":
+        if not isinstance(data, dict) or not data.get("wire"):
+            return None
+        items = [dict(i) for i in data.get("items") or [] if isinstance(i, dict)]
+        return cls(str(data["wire"]), str(data.get("model") or ""), items)
+
+
+@dataclass
 class ToolRequest:
     """One tool call asked for by the model (seed 001 §3.2 `ToolRequest`)."""
 
@@ -114,6 +138,12 @@ class Message:
     tool_calls: list[ToolRequest] = field(default_factory=list)
     is_error: bool = False  # tool_result only: the call failed or was declined
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"cut_off": True}
+    provider_state: ProviderState | None = None  # assistant only: sent back to the API that produced it
+
+    def state_for(self, wire: str, model: str) -> list[dict[str, Any]]:
+        """The opaque items to send back, if this turn came from that wire API and model; else none."""
+        state = self.provider_state
+        return state.items if state is not None and state.applies_to(wire, model) else []
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -127,6 +157,8 @@ class Message:
             out["is_error"] = True
         if self.meta:
             out["meta"] = dict(self.meta)
+        if self.provider_state is not None:
+            out["provider_state"] = self.provider_state.to_dict()
         return out
 
     @classmethod
@@ -139,6 +171,7 @@ class Message:
             tool_calls=[ToolRequest.from_dict(t) for t in data.get("tool_calls") or []],
             is_error=bool(data.get("is_error")),
             meta=dict(data.get("meta") or {}),
+            provider_state=ProviderState.from_dict(data.get("provider_state")),
         )
 
     @classmethod
@@ -149,6 +182,10 @@ class Message:
 
 @dataclass
 class Usage:
+    """Tokens of one request or a sum. `input_tokens` counts input billed at the full rate: cache reads and
+    writes are counted apart (as Anthropic reports them; OpenAI's `prompt_tokens` includes its cached
+    tokens, so its adapters subtract them). The context a request used is all three input counts."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -157,6 +194,11 @@ class Usage:
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    @property
+    def context_tokens(self) -> int:
+        """Input tokens the request put in the context window, cached or not."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
@@ -173,6 +215,7 @@ class LLMResponse:
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
     model: str | None = None
+    provider_state: ProviderState | None = None  # kept with the assistant turn in the history
 
     @property
     def tool_request(self) -> ToolRequest | None:
@@ -197,6 +240,14 @@ class TextDelta:
 
 
 @dataclass
+class ReasoningDelta:
+    """The model's visible reasoning (a summary, `reasoning_content`, `<think>` text): shown apart, dimmed,
+    and never put in the history as reply text."""
+
+    text: str
+
+
+@dataclass
 class ToolCallStart:
     """The model began a tool call; arguments follow and arrive whole in `StreamDone`."""
 
@@ -210,7 +261,7 @@ class StreamDone:
     response: LLMResponse
 
 
-StreamEvent = Union[TextDelta, ToolCallStart, StreamDone]
+StreamEvent = Union[TextDelta, ReasoningDelta, ToolCallStart, StreamDone]
 
 
 class LLMAdapterInterface(ABC):

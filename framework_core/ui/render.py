@@ -8,9 +8,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from framework_core.events import (AssistantMessageDone, AssistantTextDelta, CoreEvent, ModelRequestStarted, Notice,
-                                   RetryScheduled, ToolCallFinished, ToolCallQueued, ToolCallStarted, ToolOutputChunk,
-                                   TurnFinished)
+from framework_core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, CoreEvent,
+                                   ModelRequestStarted, Notice, RetryScheduled, ToolCallFinished, ToolCallQueued,
+                                   ToolCallStarted, ToolOutputChunk, TurnFinished)
 from framework_core.lial_core import ToolResult
 from framework_core.ui.safe_text import visible, visible_output_line
 from framework_core.wording import plural
@@ -72,6 +72,8 @@ class EventRenderer:
         self._out_lines = 0
         self._out_partial = ""
         self._out_hidden = 0
+        self._reasoning_open = False  # dim reasoning text is being written
+        self._reasoning_eol = True  # ... and its last character was a newline
 
     def __call__(self, event: CoreEvent) -> None:
         handler = getattr(self, "_on_" + type(event).__name__, None)
@@ -82,8 +84,25 @@ class EventRenderer:
     def _on_ModelRequestStarted(self, ev: ModelRequestStarted) -> None:
         self.spinner.start(f"{ev.provider} · {ev.model} thinking")
 
+    def _on_AssistantReasoningDelta(self, ev: AssistantReasoningDelta) -> None:
+        """Reasoning streams as plain dim text, apart from the reply, which starts on a line of its own."""
+        self.spinner.stop()
+        if self._md is not None:
+            self._md.finish()
+            self._md = None
+        if not self._reasoning_open and not ev.text.strip():
+            return
+        self._reasoning_open, self._reasoning_eol = True, ev.text.endswith("\n")
+        self.console.print(Text(visible(ev.text), style="laca.dim italic"), end="", soft_wrap=True)
+
+    def _end_reasoning(self) -> None:
+        if self._reasoning_open:
+            self._reasoning_open = False
+            self.console.print("" if self._reasoning_eol else "\n", end="")
+
     def _on_AssistantTextDelta(self, ev: AssistantTextDelta) -> None:
         self.spinner.stop()
+        self._end_reasoning()
         if self._md is None:
             from framework_core.ui.markdown_stream import MarkdownStream
 
@@ -93,6 +112,7 @@ class EventRenderer:
 
     def _on_AssistantMessageDone(self, ev: AssistantMessageDone) -> None:
         self.spinner.stop()
+        self._end_reasoning()
         md, self._md = self._md, None
         if md is not None:
             if ev.cut_off:
@@ -103,6 +123,7 @@ class EventRenderer:
     def pause(self) -> None:
         """Stop anything live (spinner, open Markdown) before another component takes the terminal."""
         self.spinner.stop()
+        self._end_reasoning()
         if self._md is not None:
             self._md.finish()
             self._md = None
@@ -172,6 +193,7 @@ class EventRenderer:
         self.console.print(Text(prefix + visible(ev.text), style=NOTICE_STYLE[ev.level]))
 
     def _on_TurnFinished(self, ev: TurnFinished) -> None:
+        self._end_reasoning()
         if self._md is not None:
             md, self._md = self._md, None
             md.abort("[interrupted]") if ev.interrupted else md.finish()
