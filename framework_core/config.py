@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -21,7 +21,9 @@ class _Model(BaseModel):
 class ProviderSettings(_Model):
     """One entry of `llm_settings`: a wire API plus a connection and a capability profile."""
 
-    type: Literal["openai", "anthropic"] = Field("openai", description="Wire API: OpenAI Chat Completions or Anthropic Messages.")
+    type: Literal["openai", "openai-responses", "anthropic"] = Field(
+        "openai", description="Wire API: openai (Chat Completions, any compatible server), openai-responses (the "
+                              "Responses API of api.openai.com and Azure) or anthropic (Messages).")
     model: str = Field("", description="Model name sent to the API.")
     models: list[str] = Field(default_factory=list, description="Other model names offered by /model completion.")
     temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; unset uses the API default.")
@@ -33,6 +35,16 @@ class ProviderSettings(_Model):
     price_output_per_mtok: float | None = Field(None, ge=0, description="USD per million output tokens, for /tokens.")
     request_timeout_s: float = Field(120.0, gt=0, description="Seconds without progress before a request counts as stalled.")
     extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env_var).")
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = Field(
+        None, description="Reasoning effort for OpenAI reasoning models (Responses: reasoning.effort); unset uses the "
+                          "model's default.")
+    reasoning_summary: Literal["auto", "concise", "detailed"] | None = Field(
+        None, description="openai-responses: ask for a reasoning summary, shown dimmed (some organisations must be "
+                          "verified first).")
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="Extra JSON fields merged into every request "
+                                                                         "body, for server-specific options.")
+    merge_user_messages: bool = Field(False, description="Send consecutive user messages as one, for chat templates "
+                                                         "that require user and assistant turns to alternate.")
 
 
 class RetrySettings(_Model):
