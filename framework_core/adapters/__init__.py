@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 REGISTRY = {
     "openai": ("framework_core.adapters.openai_adapter", "OpenAIChatAdapter"),
+    "openai-responses": ("framework_core.adapters.openai_responses", "OpenAIResponsesAdapter"),
     "anthropic": ("framework_core.adapters.anthropic_adapter", "AnthropicMessagesAdapter"),
 }
 
