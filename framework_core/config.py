@@ -35,7 +35,7 @@ class ProviderSettings(_Model):
     price_output_per_mtok: float | None = Field(None, ge=0, description="USD per million output tokens, for /tokens.")
     request_timeout_s: float = Field(120.0, gt=0, description="Seconds without progress before a request counts as stalled.")
     extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env_var).")
-    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = Field(
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = Field(
         None, description="Reasoning effort for OpenAI reasoning models (Responses: reasoning.effort); unset uses the "
                           "model's default.")
     reasoning_summary: Literal["auto", "concise", "detailed"] | None = Field(
