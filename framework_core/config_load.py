@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from framework_core.errors import ConfigError
+from framework_core.yaml_load import YamlDoc, line_of, load_yaml_mapping, type_name
+
+__all__ = ["LoadedConfig", "Overrides", "load_config", "line_of", "read_yaml_file", "resolve_api_key"]
 
 if TYPE_CHECKING:  # pydantic is heavy: the models load only when a config is validated
     from framework_core.config import FrameworkConfig
@@ -46,6 +49,8 @@ class Overrides:
     provider: str | None = None
     model: str | None = None
     persona: str | None = None
+    sandbox: str | None = None
+    trust: bool = False  # --trust: trust this workspace's additions (recorded like a "yes" at the question)
 
 
 @dataclass
@@ -62,49 +67,18 @@ class LoadedConfig:
         return "default"
 
 
-def _yaml_error(path: Path, exc: Exception) -> ConfigError:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    line = mark.line + 1 if mark is not None else None
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return ConfigError(f"invalid YAML: {problem}. Fix the syntax on that line.", path=str(path), line=line)
-
-
 def read_yaml_file(path: Path) -> tuple[dict[str, Any], Any]:
     """Parse a YAML mapping; return (data, node) where the node gives line numbers for later errors."""
-    import yaml
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file: {exc.strerror}", path=str(path)) from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise _yaml_error(path, exc) from None
-    if data is None:
-        return {}, None
-    if not isinstance(data, dict):
-        raise ConfigError("the top level must be a mapping of keys to values", path=str(path), line=1)
-    return data, node
-
-
-def line_of(node: Any, path: tuple[str | int, ...]) -> int | None:
-    """1-based line of a key path inside a composed YAML node, best effort."""
-    line = None
-    for part in path:
-        if node is None or not hasattr(node, "value") or not isinstance(node.value, list):
-            break
-        found = None
-        for item in node.value:
-            if isinstance(item, tuple) and getattr(item[0], "value", None) == part:
-                found, line = item[1], item[0].start_mark.line + 1
-                break
-        node = found
-    return line
+    doc = load_yaml_mapping(path, what="config file")
+    return doc.data, doc.node
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    """Relative paths are relative to the file that names them. Only strings: anything else is left for
+    validation to report with its real type."""
+    def fix(p: Any) -> Any:
+        return str((base / os.path.expanduser(p)).resolve()) if isinstance(p, str) else p
+
     for keys in PATH_KEYS | PATH_LIST_KEYS:
         parent: Any = data
         for k in keys[:-1]:
@@ -112,7 +86,6 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
         if not isinstance(parent, dict) or keys[-1] not in parent or parent[keys[-1]] is None:
             continue
         val = parent[keys[-1]]
-        fix = lambda p: str((base / os.path.expanduser(str(p))).resolve())  # noqa: E731
         parent[keys[-1]] = [fix(v) for v in val] if isinstance(val, list) else fix(val)
 
 
@@ -128,7 +101,49 @@ def _merge(into: dict[str, Any], new: dict[str, Any], label: str, sources: dict,
             sources[path] = label
 
 
-def _validate(data: dict[str, Any], nodes: list[tuple[Path, Any]]) -> "FrameworkConfig":
+def _source_of(sources: dict[tuple[str, ...], str], loc: tuple[Any, ...]) -> str | None:
+    for n in range(len(loc), 0, -1):
+        label = sources.get(tuple(str(p) for p in loc[:n]))
+        if label is not None:
+            return label
+    return None
+
+
+def _explain(err: dict[str, Any]) -> str:
+    """Pydantic's message, made to name the real problem and the value that caused it."""
+    loc = err.get("loc", ())
+    if err.get("type") == "extra_forbidden":
+        return f"unknown key '{loc[-1] if loc else '?'}': not a LACA setting here (check the spelling and the indentation)"
+    msg = str(err.get("msg", "invalid value"))
+    if "input" in err and err.get("type") not in ("missing",):
+        value = err["input"]
+        shown = repr(value) if isinstance(value, (str, int, float, bool)) or value is None else type_name(value)
+        msg += f" (got {shown[:80]})"
+    return msg
+
+
+def blame(exc: Any, docs: dict[str, YamlDoc], sources: dict[tuple[str, ...], str]) -> ConfigError:
+    """A ConfigError for a pydantic ValidationError, blaming the layer that set the bad value."""
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    key = ".".join(str(p) for p in loc)
+    msg = _explain(err)
+    label = _source_of(sources, loc)
+    doc = docs.get(label or "")
+    if doc is None and label is None:  # a missing key: blame the last file that has its parent
+        for candidate in reversed(list(docs.values())):
+            if candidate.line_of(loc[:-1]):
+                doc = candidate
+                break
+    if doc is not None:
+        return ConfigError(msg, path=str(doc.path), line=doc.line_of(loc), key=key)
+    if label in ("env", "flag"):
+        return ConfigError(f"{msg} (set by {'an environment variable' if label == 'env' else 'a command-line flag'})",
+                           key=key)
+    return ConfigError(msg, key=key)
+
+
+def _validate(data: dict[str, Any], docs: dict[str, YamlDoc], sources: dict[tuple[str, ...], str]) -> "FrameworkConfig":
     from pydantic import ValidationError
 
     from framework_core.config import FrameworkConfig
@@ -136,14 +151,7 @@ def _validate(data: dict[str, Any], nodes: list[tuple[Path, Any]]) -> "Framework
     try:
         return FrameworkConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(str(p) for p in err["loc"])
-        key = ".".join(loc)
-        for path, node in reversed(nodes):
-            line = line_of(node, loc)
-            if line:
-                raise ConfigError(f"{err['msg']}", path=str(path), line=line, key=key) from None
-        raise ConfigError(f"{err['msg']}", key=key) from None
+        raise blame(exc, docs, sources) from None
 
 
 def config_layers(workspace: Path, overrides: Overrides) -> list[tuple[str, Path]]:
@@ -159,6 +167,32 @@ def config_layers(workspace: Path, overrides: Overrides) -> list[tuple[str, Path
     return layers
 
 
+def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
+                 sources: dict[tuple[str, ...], str]) -> dict[str, YamlDoc]:
+    docs: dict[str, YamlDoc] = {}
+    for label, path in config_layers(workspace, overrides):
+        if not path.is_file() and not path.is_fifo():
+            continue
+        doc = load_yaml_mapping(path, what="config file")
+        _resolve_paths(doc.data, path.parent)
+        full = f"{label} ({path})"
+        _merge(data, doc.data, full, sources)
+        docs[full] = doc
+    return docs
+
+
+def _unknown_provider(cfg: "FrameworkConfig", docs: dict[str, YamlDoc],
+                      sources: dict[tuple[str, ...], str]) -> ConfigError:
+    valid = ", ".join(sorted(cfg.llm_settings)) or "(none configured)"
+    msg = f"unknown provider '{cfg.llm_provider}'. Valid providers: {valid}"
+    label = sources.get(("llm_provider",))
+    doc = docs.get(label or "")
+    if doc is not None:
+        return ConfigError(msg, path=str(doc.path), line=doc.line_of(("llm_provider",)), key="llm_provider")
+    where = {"env": " (from $LACA_PROVIDER)", "flag": " (from --provider)"}.get(label or "", "")
+    return ConfigError(msg + where, key="llm_provider")
+
+
 def load_config(workspace: Path | None = None, overrides: Overrides | None = None,
                 env: dict[str, str] | None = None) -> LoadedConfig:
     workspace = (workspace or Path.cwd()).resolve()
@@ -166,16 +200,7 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
     env = os.environ if env is None else env
     data: dict[str, Any] = {}
     sources: dict[tuple[str, ...], str] = {}
-    nodes: list[tuple[Path, Any]] = []
-    files: list[Path] = []
-    for label, path in config_layers(workspace, overrides):
-        if not path.is_file():
-            continue
-        layer, node = read_yaml_file(path)
-        _resolve_paths(layer, path.parent)
-        _merge(data, layer, f"{label} ({path})", sources)
-        nodes.append((path, node))
-        files.append(path)
+    docs = _read_layers(workspace, overrides, data, sources)
     env_layer: dict[str, Any] = {}
     for var, keys in ENV_VARS.items():
         if env.get(var):
@@ -186,18 +211,22 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
         flags["llm_provider"] = overrides.provider
     if overrides.persona:
         flags["default_persona"] = overrides.persona
+    if overrides.sandbox:
+        flags["sandbox"] = {"profile": overrides.sandbox}
     _merge(data, flags, "flag", sources)
     model = overrides.model or env.get("LACA_MODEL")
-    if model:
-        prov = data.get("llm_provider", "openai")
-        data.setdefault("llm_settings", {}).setdefault(prov, {})["model"] = model
-        sources[("llm_settings", prov, "model")] = "flag" if overrides.model else "env"
+    prov = data.get("llm_provider", "openai")
+    if model and isinstance(data.setdefault("llm_settings", {}), dict) and isinstance(prov, str):
+        entry = data["llm_settings"].setdefault(prov, {})
+        if isinstance(entry, dict):
+            entry["model"] = model
+            sources[("llm_settings", prov, "model")] = "flag" if overrides.model else "env"
     if "context_definition_file" not in data:
         data["context_definition_file"] = str(FRAMEWORK_DIR / "FRAMEWORK_CONTEXT.md")
-    cfg = _validate(data, nodes)
+    cfg = _validate(data, docs, sources)
     if cfg.llm_provider not in cfg.llm_settings:
-        cfg.provider()  # raises a ConfigError listing the valid names
-    return LoadedConfig(cfg, sources, files, workspace)
+        raise _unknown_provider(cfg, docs, sources)
+    return LoadedConfig(cfg, sources, [d.path for d in docs.values()], workspace)
 
 
 def resolve_api_key(cfg: "FrameworkConfig", provider: str | None = None,

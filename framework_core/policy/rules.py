@@ -122,26 +122,25 @@ def _check_examples(rule: Rule, m: RuleModel, path: Path) -> None:
 
 
 def load_rule_file(path: Path) -> RuleSet:
-    import yaml
+    from framework_core.yaml_load import YamlDoc, parse_yaml, read_text, type_name
 
+    text = read_text(path, what="rule file")
+    doc = YamlDoc(path, None)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read rule file: {exc.strerror}", path=str(path)) from None
-    data = None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        doc = parse_yaml(text, path)
+    except ConfigError:
         if path.suffix in (".yaml", ".yml"):
-            mark = getattr(exc, "problem_mark", None)
-            raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", path=str(path),
-                              line=mark.line + 1 if mark else None) from None
+            raise  # a plain-text allowlist need not be YAML; a .yaml file must
+    data = doc.data
     if not isinstance(data, dict):
         if path.suffix in (".yaml", ".yml") and data is not None:
             raise ConfigError("a rule file must be a mapping with a 'rules:' list", path=str(path))
         return _plain_lines(text, path)
     if set(data) - {"rules"}:
         raise ConfigError(f"unknown key(s) {sorted(set(data) - {'rules'})}; only 'rules:' is allowed", path=str(path))
+    if not isinstance(data.get("rules") or [], list):
+        raise ConfigError(f"'rules' must be a list of rules, not {type_name(data['rules'])}", path=str(path),
+                          line=doc.line_of(("rules",)), key="rules")
     rules: list[Rule] = []
     for i, raw in enumerate(data.get("rules") or [], start=1):
         try:
@@ -150,7 +149,8 @@ def load_rule_file(path: Path) -> RuleSet:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "rule"
             name = raw.get("name") if isinstance(raw, dict) else None
-            raise ConfigError(f"rule {name or '#' + str(i)}: {where}: {err['msg']}", path=str(path)) from None
+            raise ConfigError(f"rule {name or '#' + str(i)}: {where}: {err['msg']}", path=str(path),
+                              line=doc.line_of(("rules", i - 1, *err["loc"]))) from None
         rule = _from_model(model, str(path), i)
         _check_examples(rule, model, path)
         rules.append(rule)

@@ -261,17 +261,10 @@ def to_spec(tool: DeclaredToolModel, source: Path) -> ToolSpec:
 
 def load_tools_file(path: Path) -> list[ToolSpec]:
     """Parse and validate a tools.yaml; any problem is a ConfigError naming file, tool, field and problem."""
-    from framework_core.config_load import read_yaml_file
+    from framework_core.yaml_load import load_yaml
 
-    import yaml
-
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError:
-        read_yaml_file(path)  # raises with the line number
-        raise
-    except OSError as exc:
-        raise ConfigError(f"cannot read tools file: {exc.strerror}", path=str(path)) from None
+    doc = load_yaml(path, what="tools file")
+    raw = doc.data
     entries = raw.get("tools") if isinstance(raw, dict) else raw
     if entries is None:
         return []
@@ -285,7 +278,9 @@ def load_tools_file(path: Path) -> list[ToolSpec]:
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or "entry"
-            raise ConfigError(f"tool '{name or '#' + str(i)}', field '{field}': {err['msg']}", path=str(path)) from None
+            at = (("tools",) if isinstance(raw, dict) else ()) + (i - 1, *err["loc"])
+            raise ConfigError(f"tool '{name or '#' + str(i)}', field '{field}': {err['msg']}", path=str(path),
+                              line=doc.line_of(at)) from None
         if model.name in seen:
             raise ConfigError(f"tool '{model.name}' is declared twice", path=str(path))
         seen.add(model.name)

@@ -268,7 +268,9 @@ def load_mcp_json(workspace: Path) -> dict[str, McpServerSettings]:
 
     path = workspace / ".mcp.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        from framework_core.yaml_load import load_json  # size limit, duplicate keys, errors with the line
+
+        data = load_json(path, what="MCP server file")
     except ValueError as exc:
         raise ConfigError(f"invalid JSON: {exc}", path=str(path)) from None
     servers = data.get("mcpServers") if isinstance(data, dict) else None

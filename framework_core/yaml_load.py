@@ -1,0 +1,228 @@
+"""One reader for every YAML (and JSON) file LACA reads at start: config layers, rule files, tools files,
+`.mcp.json`.
+
+A start-up file may come with a cloned repository, so it is read defensively: only regular files, under a
+size limit, UTF-8 or a clear error naming the file; YAML anchors and aliases may not expand past a node
+limit (an "alias bomb" otherwise exhausts memory in whatever walks the data later), and a key given twice
+in one mapping is an error (YAML would silently keep the last one). Every error is a ConfigError naming
+the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from framework_core.errors import ConfigError
+
+MAX_BYTES = 1_000_000  # a hand-written config, rule or tools file is a few KB
+MAX_NODES = 100_000  # values after expanding every alias
+MAX_DEPTH = 64
+
+
+@dataclass
+class YamlDoc:
+    """A parsed file: `data` as Python values, `node` (the composed YAML) for line numbers."""
+
+    path: Path
+    data: Any
+    node: Any = None
+
+    def line_of(self, keys: tuple[str | int, ...]) -> int | None:
+        return line_of(self.node, keys)
+
+
+def read_text(path: Path, *, what: str = "config file", max_bytes: int = MAX_BYTES) -> str:
+    """A regular file's UTF-8 text, or a ConfigError naming the file and what is wrong with it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block start-up
+    except OSError as exc:
+        raise ConfigError(f"cannot read this {what}: {exc.strerror}", path=str(path)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"this {what} is not a regular file (a FIFO, device or directory); "
+                              "point the setting at a file", path=str(path))
+        if info.st_size > max_bytes:
+            raise ConfigError(f"this {what} is {info.st_size:,} bytes; the limit is {max_bytes:,}. "
+                              "Is it the right file?", path=str(path))
+        data = os.read(fd, max_bytes + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read this {what}: {exc.strerror}", path=str(path)) from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # grew after the stat
+        raise ConfigError(f"this {what} is over the limit of {max_bytes:,} bytes", path=str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"this {what} is not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8",
+                          path=str(path), line=line) from None
+
+
+def _loader_class() -> type:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when PyYAML was built with libyaml
+
+
+def parse_yaml(text: str, path: Path, *, max_nodes: int = MAX_NODES) -> YamlDoc:
+    """Compose, check the node graph (size, depth, duplicate keys), then construct. Errors name file and line."""
+    import yaml
+
+    loader = _loader_class()(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.YAMLError as exc:
+            raise _yaml_error(path, exc) from None
+        if node is None:
+            return YamlDoc(path, None, None)
+        check_graph(node, path, max_nodes=max_nodes)
+        try:
+            data = loader.construct_document(node)
+        except yaml.YAMLError as exc:
+            raise _yaml_error(path, exc) from None
+        except RecursionError:
+            raise ConfigError("the YAML is nested too deeply", path=str(path)) from None
+    finally:
+        loader.dispose()
+    return YamlDoc(path, data, node)
+
+
+def load_yaml(path: Path, *, what: str = "config file", max_bytes: int = MAX_BYTES,
+              max_nodes: int = MAX_NODES) -> YamlDoc:
+    return parse_yaml(read_text(path, what=what, max_bytes=max_bytes), path, max_nodes=max_nodes)
+
+
+def load_yaml_mapping(path: Path, *, what: str = "config file", max_bytes: int = MAX_BYTES) -> YamlDoc:
+    """A file whose top level must be a mapping (an empty file is an empty mapping)."""
+    doc = load_yaml(path, what=what, max_bytes=max_bytes)
+    if doc.data is None:
+        doc.data = {}
+    if not isinstance(doc.data, dict):
+        raise ConfigError(f"the top level must be a mapping of keys to values, not {type_name(doc.data)}",
+                          path=str(path), line=1)
+    return doc
+
+
+def load_json(path: Path, *, what: str = "JSON file", max_bytes: int = MAX_BYTES) -> Any:
+    """A JSON file, duplicate keys rejected, errors naming file and line."""
+    text = read_text(path, what=what, max_bytes=max_bytes)
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise ConfigError(f"duplicate key '{key}' in one object; keep only one", path=str(path), key=key)
+            out[key] = value
+        return out
+
+    try:
+        return json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"invalid JSON: {exc.msg}. Fix the syntax on that line.", path=str(path),
+                          line=exc.lineno) from None
+    except RecursionError:
+        raise ConfigError("the JSON is nested too deeply", path=str(path)) from None
+
+
+def _yaml_error(path: Path, exc: Exception) -> ConfigError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return ConfigError(f"invalid YAML: {problem}. Fix the syntax on that line.", path=str(path), line=line)
+
+
+def _children(node: Any) -> list[Any]:
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_keys(node: Any, path: Path) -> None:
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return
+    seen: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        ident = (key.tag, key.value)
+        line = key.start_mark.line + 1
+        if ident in seen:
+            raise ConfigError(f"duplicate key '{key.value}' (first given on line {seen[ident]}); YAML would "
+                              "silently drop the first one. Keep one and merge the two.",
+                              path=str(path), line=line, key=key.value)
+        seen[ident] = line
+
+
+def check_graph(root: Any, path: Path, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> int:
+    """Count the values the document expands to (aliases counted each time they are used), without
+    expanding it; reject duplicate keys, recursive aliases and deep nesting. Returns the count."""
+    size: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(root, 0, False)]
+    while stack:
+        node, depth, closing = stack.pop()
+        ident = id(node)
+        if closing:
+            open_nodes.discard(ident)
+            total = 1 + sum(size[id(child)] for child in _children(node))
+            if total > max_nodes:
+                line = node.start_mark.line + 1
+                raise ConfigError(f"the YAML expands to more than {max_nodes:,} values through its anchors and "
+                                  "aliases (an alias bomb?); LACA refuses to expand it", path=str(path), line=line)
+            size[ident] = total
+            continue
+        if ident in size:
+            continue
+        if ident in open_nodes:
+            raise ConfigError("an alias refers to the value that contains it (a recursive alias)",
+                              path=str(path), line=node.start_mark.line + 1)
+        if depth > max_depth:
+            raise ConfigError(f"the YAML is nested more than {max_depth} levels deep", path=str(path),
+                              line=node.start_mark.line + 1)
+        _check_keys(node, path)
+        open_nodes.add(ident)
+        stack.append((node, depth, True))
+        stack.extend((child, depth + 1, False) for child in _children(node) if id(child) not in size)
+    return size[id(root)]
+
+
+def line_of(node: Any, keys: tuple[str | int, ...], *, exact: bool = False) -> int | None:
+    """1-based line of a key path inside a composed YAML node. Without `exact`, the line of the deepest
+    part found (a missing key is blamed on its parent); with it, None unless the whole path is there."""
+    import yaml
+
+    line = None
+    for part in keys:
+        found = None
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == str(part):
+                    found, line = value, key.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            found = node.value[part]
+            line = found.start_mark.line + 1
+        if found is None:
+            return None if exact else line
+        node = found
+    return line
+
+
+def type_name(value: Any) -> str:
+    names = {dict: "a mapping", list: "a list", str: "a string", int: "a number", float: "a number",
+             bool: "true/false", type(None): "nothing (null)"}
+    return names.get(type(value), type(value).__name__)
