@@ -58,6 +58,13 @@ class Reply:
     fault: Fault | None = None
     delay_s: float = 0.0  # pause between chunks
     usage: tuple[int, int] = (11, 7)
+    # Shown reasoning sent before the reply: a Responses reasoning summary, a Chat `reasoning_content`
+    # or `<think>` text (as the server's dialect does it).
+    reasoning: str = ""
+    # How the reply ends, in neutral words each wire translates: "" naturally; "limit": cut by the output
+    # limit (Chat `length`, Responses `incomplete`); "filter": stopped by the content filter.
+    stop: str = ""
+    cached_tokens: int = 0  # of usage[0], read from the prompt cache
 
 
 def icerc(command: str) -> str:
