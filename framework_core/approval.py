@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Literal, Protocol
 
 from framework_core.lial_core import ToolRequest
+from framework_core.policy.kinds import GrantOption
 from framework_core.policy.levels import Level
 from framework_core.tools.base import ActionPreview
 
@@ -17,16 +18,6 @@ Choice = Literal["once", "session", "deny"]
 
 MCP_WARNING = ("Malicious MCP servers or conversation content could try to trick LACA into harmful actions "
                "through your installed tools. Review each action carefully before approving.")
-
-
-@dataclass(frozen=True)
-class GrantOption:
-    """What `a` would remember. Never wider than the request: an exact command, an explicit prefix, a tool."""
-
-    kind: Literal["exact_command", "command_prefix", "tool", "path"]
-    value: str  # the command, prefix, tool name or path
-    tool_name: str
-    label: str  # shown to the user before it is saved, e.g. "exactly: git push origin main"
 
 
 @dataclass

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from framework_core.approval import GrantOption
 from framework_core.policy.classifier import classify_command
 from framework_core.policy.grants import SessionGrants, grant_options_for
+from framework_core.policy.kinds import GrantOption, Permission, ToolKind
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.paths import is_credential_path
 from framework_core.policy.rules import RuleSet
-from framework_core.tools.base import Permission, ToolKind
 
 Action = Literal["allow", "ask", "deny"]
 
@@ -35,6 +34,7 @@ class Decision:
     reasons: tuple[str, ...]
     matched: tuple[str, ...] = ()
     grant_options: tuple[GrantOption, ...] = ()
+    network: bool = False  # the command needs the network (the sandbox gives it only when this is set)
 
 
 @dataclass

@@ -6,8 +6,8 @@ import shlex
 import threading
 from typing import TYPE_CHECKING
 
-from framework_core.approval import GrantOption
 from framework_core.errors import LacaError
+from framework_core.policy.kinds import GrantOption
 from framework_core.policy.levels import Level, Verdict
 
 if TYPE_CHECKING:

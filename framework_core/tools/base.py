@@ -5,19 +5,15 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable
 
 from framework_core.lial_core import ICERC_DESCRIPTION, ICERC_FIELD, ToolSchema
+from framework_core.policy.kinds import Permission, ToolKind
 
 if TYPE_CHECKING:
     from framework_core.config import TepsSettings
     from framework_core.tools.files import FileHistory
 
-#: How the policy looks at a call: "bash" classifies parameters["command"]; "read"/"write" check the path;
-#: "generic" goes by the tool's configured permission (declared and MCP tools).
-ToolKind = Literal["bash", "read", "write", "generic"]
-#: A configured permission: "always" runs without asking, "ask" asks, "never" refuses.
-Permission = Literal["always", "ask", "never"]
 
 
 @dataclass
