@@ -21,21 +21,28 @@ def estimate_tokens(messages: list[Message]) -> int:
 
 
 def context_used(agent: "Agent") -> int:
-    last = agent.session.last_usage.input_tokens + agent.session.last_usage.output_tokens
-    return max(last, estimate_tokens(agent.session.messages))
+    last = agent.session.last_usage
+    return max(last.context_tokens + last.output_tokens, estimate_tokens(agent.session.messages))
 
 
 def usage_report(agent: "Agent") -> str:
-    p = agent.provider
+    caps = agent.caps
     u, last = agent.session.usage, agent.session.last_usage
-    lines = [f"Session: {u.input_tokens:,} input + {u.output_tokens:,} output tokens",
-             f"Last request: {last.input_tokens:,} in / {last.output_tokens:,} out · context {context_used(agent):,} "
-             f"of {p.context_window:,} ({100 * context_used(agent) / p.context_window:.0f}%)"]
-    if p.price_input_per_mtok is not None and p.price_output_per_mtok is not None:
-        cost = u.input_tokens / 1e6 * p.price_input_per_mtok + u.output_tokens / 1e6 * p.price_output_per_mtok
-        lines.append(f"Estimated cost: ${cost:.4f} (at ${p.price_input_per_mtok}/M in, ${p.price_output_per_mtok}/M out)")
+    window = caps.context_window
+    lines = [f"Session: {u.input_tokens:,} input + {u.output_tokens:,} output tokens"
+             + (f" · cache: {u.cache_read_tokens:,} read, {u.cache_write_tokens:,} written"
+                if u.cache_read_tokens or u.cache_write_tokens else ""),
+             f"Last request: {last.context_tokens:,} in ({last.cache_read_tokens:,} from the cache) / "
+             f"{last.output_tokens:,} out · context {context_used(agent):,} of {window:,} "
+             f"({100 * context_used(agent) / window:.0f}%)"]
+    cost = caps.prices.cost(u)
+    if cost is not None:
+        p = caps.prices
+        lines.append(f"Estimated cost: ${cost:.4f} (at ${p.input}/M in, ${p.output}/M out, "
+                     f"${p.read_rate():g}/M cache reads, ${p.write_rate():g}/M cache writes)")
     else:
-        lines.append("Cost: unknown (set price_input_per_mtok / price_output_per_mtok for this provider)")
+        lines.append(f"Cost: unknown (no prices for {agent.provider.model}: set price_input_per_mtok / "
+                     "price_output_per_mtok in its llm_settings entry)")
     return "\n".join(lines)
 
 
@@ -79,7 +86,7 @@ def compact(agent: "Agent", *, force: bool = False) -> str:
     if trimmed:
         session.replace(messages, f"trimmed {trimmed} old tool outputs")
         notes.append(f"trimmed {trimmed} old tool output(s)")
-    window = agent.provider.context_window
+    window = agent.caps.context_window
     if force or estimate_tokens(messages) > TRIGGER * window:
         cut = split_for_summary(messages)
         if cut == 0:
@@ -94,7 +101,7 @@ def compact(agent: "Agent", *, force: bool = False) -> str:
 
 
 def maybe_compact(agent: "Agent") -> str | None:
-    if context_used(agent) < TRIGGER * agent.provider.context_window:
+    if context_used(agent) < TRIGGER * agent.caps.context_window:
         return None
     try:
         return compact(agent)

@@ -19,21 +19,39 @@ class _Model(BaseModel):
 
 
 class ProviderSettings(_Model):
-    """One entry of `llm_settings`: a wire API plus a connection and a capability profile."""
+    """One entry of `llm_settings`: a wire API plus a connection. What the model can do comes from its
+    capability profile (framework_core/adapters/profiles.yaml); the optional fields below override it."""
 
     type: Literal["openai", "openai-responses", "anthropic"] = Field(
         "openai", description="Wire API: openai (Chat Completions, any compatible server), openai-responses (the "
                               "Responses API of api.openai.com and Azure) or anthropic (Messages).")
     model: str = Field("", description="Model name sent to the API.")
     models: list[str] = Field(default_factory=list, description="Other model names offered by /model completion.")
-    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; unset uses the API default.")
-    max_tokens: int = Field(4096, gt=0, description="Maximum tokens in one reply.")
+    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; sent only to models whose "
+                                                                     "profile accepts sampling parameters.")
+    max_tokens: int | None = Field(None, gt=0, description="Output limit of one reply, reasoning included; unset uses "
+                                                           "the model's profile.")
+    token_parameter: Literal["max_tokens", "max_completion_tokens"] | None = Field(
+        None, description="OpenAI Chat Completions: the name of the output-limit parameter; unset uses the profile.")
+    thinking: Literal["auto", "on", "off"] = Field("auto", description="Thinking / reasoning: auto follows the model's "
+                                                                      "default; on or off where the model allows.")
+    prompt_caching: bool = Field(True, description="Anthropic: mark the system prompt, tools and the conversation's "
+                                                   "tail for prompt caching.")
     base_url: str | None = Field(None, description="API base URL; unset uses the SDK's own OPENAI_BASE_URL / ANTHROPIC_BASE_URL.")
     api_key_env_var: str | None = Field(None, description="Env var holding the key; unset means the server needs no key.")
-    context_window: int = Field(128_000, gt=0, description="Tokens the model accepts; drives compaction and the status line.")
-    price_input_per_mtok: float | None = Field(None, ge=0, description="USD per million input tokens, for /tokens.")
-    price_output_per_mtok: float | None = Field(None, ge=0, description="USD per million output tokens, for /tokens.")
-    request_timeout_s: float = Field(120.0, gt=0, description="Seconds without progress before a request counts as stalled.")
+    context_window: int | None = Field(None, gt=0, description="Tokens the model accepts (drives compaction and the "
+                                                               "status line); unset uses the profile.")
+    price_input_per_mtok: float | None = Field(None, ge=0, description="USD per million input tokens, for /tokens; "
+                                                                       "unset uses the profile.")
+    price_output_per_mtok: float | None = Field(None, ge=0, description="USD per million output tokens; unset uses "
+                                                                        "the profile.")
+    price_cache_read_per_mtok: float | None = Field(None, ge=0, description="USD per million tokens read from the "
+                                                                            "prompt cache; unset uses the profile.")
+    price_cache_write_per_mtok: float | None = Field(None, ge=0, description="USD per million tokens written to the "
+                                                                             "prompt cache; unset uses the profile.")
+    request_timeout_s: float | None = Field(None, gt=0, description="Seconds without any data from a streaming reply "
+                                            "before it counts as stalled (an idle timeout); unset uses the profile's, "
+                                            "longer for reasoning models.")
     extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env_var).")
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = Field(
         None, description="Reasoning effort for OpenAI reasoning models (Responses: reasoning.effort); unset uses the "

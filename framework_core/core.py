@@ -19,6 +19,7 @@ from framework_core.lial_core import LLMResponse, Message, ReasoningDelta, Strea
 from framework_core.teps import BatchInterrupted
 
 if TYPE_CHECKING:
+    from framework_core.adapters.profiles import Capabilities
     from framework_core.config import FrameworkConfig, ProviderSettings
     from framework_core.dcm import DynamicContextManager
     from framework_core.lial_core import LLMAdapterInterface
@@ -61,6 +62,13 @@ class Agent:
     @property
     def provider(self) -> "ProviderSettings":
         return self.config.provider(self.provider_name)
+
+    @property
+    def caps(self) -> "Capabilities":
+        """The active model's capabilities: its profile with the provider entry's overrides."""
+        from framework_core.adapters.profiles import resolve
+
+        return resolve(self.provider)
 
     def _key_for(self, name: str) -> str | None:
         from framework_core.config_load import resolve_api_key

@@ -48,12 +48,12 @@ class AnthropicMessagesAdapter(SDKAdapter):
     sdk = ("anthropic", "Anthropic")
 
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.config.model, "max_tokens": self.config.max_tokens,
+        params: dict[str, Any] = {"model": self.config.model, "max_tokens": self.caps.output_tokens,
                                   "messages": to_anthropic_messages(messages), "stream": True}
         if system_prompt:
             params["system"] = system_prompt
-        if self.config.temperature is not None:
-            params["temperature"] = min(self.config.temperature, 1.0)
+        if self.caps.temperature is not None:  # the SDK has no sampling parameters any more
+            params["extra_body"] = {"temperature": min(self.caps.temperature, 1.0)}
         if tools:
             params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                                for t in tools]

@@ -44,10 +44,11 @@ class OpenAIChatAdapter(SDKAdapter):
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.config.model, "messages": to_openai_messages(messages, system_prompt),
                                   "stream": True, "stream_options": {"include_usage": True}}
-        official = self.config.base_url is None or "api.openai.com" in (self.config.base_url or "")
-        params["max_completion_tokens" if official else "max_tokens"] = self.config.max_tokens
-        if self.config.temperature is not None:
-            params["temperature"] = self.config.temperature
+        caps = self.caps  # which token parameter and whether sampling is accepted: the model's profile
+        if caps.output_tokens is not None and caps.token_parameter:
+            params[caps.token_parameter] = caps.output_tokens
+        if caps.temperature is not None:
+            params["temperature"] = caps.temperature
         if tools:
             params["tools"] = to_openai_tools(tools)
         return params

@@ -1,10 +1,12 @@
-"""What both SDK adapters share: a lazily created client with our timeouts, no SDK retries, and cleanup."""
+"""What the SDK adapters share: a lazily created client with our timeouts, no SDK retries, and cleanup; and
+the effective capabilities of the configured model (`caps`, from its profile and the entry's overrides)."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
+from framework_core.adapters.profiles import Capabilities, resolve
 from framework_core.lial_core import LLMAdapterInterface
 
 PLACEHOLDER_KEY = "not-needed"  # local servers take any key; the SDKs insist on one
@@ -17,6 +19,7 @@ class SDKAdapter(LLMAdapterInterface):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._client: Any = None
+        self.caps: Capabilities = resolve(self.config)
 
     @property
     def client(self) -> Any:
@@ -24,10 +27,12 @@ class SDKAdapter(LLMAdapterInterface):
             import httpx2
 
             module, cls = self.sdk
-            timeout = self.config.request_timeout_s
+            # The read timeout is the longest silence allowed between two pieces of a streamed reply:
+            # an idle timeout, sized by the profile for models that think before they write.
+            idle = self.caps.idle_timeout_s
             self._client = getattr(importlib.import_module(module), cls)(
                 api_key=self._api_key or PLACEHOLDER_KEY, base_url=self.config.base_url, max_retries=0,
-                timeout=httpx2.Timeout(timeout, connect=min(10.0, timeout)),
+                timeout=httpx2.Timeout(idle, connect=min(10.0, idle)),
                 default_headers=self.config.extra_headers or None)
         return self._client
 

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 
 def status_fragments(agent: "Agent") -> FormattedText:
     p = agent.provider
-    used = agent.session.last_usage.input_tokens + agent.session.last_usage.output_tokens
-    pct = 100 * used / p.context_window if p.context_window else 0
+    last = agent.session.last_usage
+    window = agent.caps.context_window  # the model's profile, or the entry's own context_window
+    pct = 100 * (last.context_tokens + last.output_tokens) / window if window else 0
     parts: list[tuple[str, str]] = []
     if agent.teps.policy.allow_dangerous:
         parts.append(("bg:ansired fg:ansiwhite bold", " ALLOW-DANGEROUS "))

@@ -73,8 +73,8 @@ def test_slash_completion_and_arguments(repl) -> None:
     assert {"forge", "catalyst"} <= set(personas)
     providers = [c.text for c in comp.get_completions(Document("/provider an"), CompleteEvent())]
     assert providers == ["anthropic"]
-    models = [c.text for c in comp.get_completions(Document("/model gpt-4.1"), CompleteEvent())]
-    assert "gpt-4.1-mini" in models
+    models = [c.text for c in comp.get_completions(Document("/model gpt-6.2"), CompleteEvent())]
+    assert "gpt-6.2-astra" in models
 
 
 def test_at_path_completion_and_attachment(repl, workspace: Path) -> None:
