@@ -33,6 +33,9 @@ class ApprovalRequest:
     default: Choice | None = None  # Dangerous: "deny"
     warning: str | None = None
     server: str | None = None
+    sandbox_note: str | None = None  # what the sandbox allows this call, shown before the answer
+    sandbox_warn: bool = False  # the note deserves attention (network given, or no sandbox at all)
+    can_unsandbox: bool = False  # offer the explicit, red "run outside the sandbox once" choice
 
     @property
     def allow_session(self) -> bool:
@@ -48,6 +51,7 @@ class ApprovalAnswer:
     choice: Choice
     reason: str = ""  # the user's words on `n`, passed back to the model
     grant: GrantOption | None = None  # which option `a` saved
+    unsandboxed: bool = False  # the user chose to run this one call outside the sandbox (never remembered)
 
 
 class Approver(Protocol):

@@ -32,6 +32,8 @@ EPILOG = """Examples:
   laca policy check 'rm -rf ~'         explain how a command would be treated
 
   laca config show                     the effective config, with each value's source
+
+  laca doctor                          what the command sandbox can set up on this machine
 """
 
 app = typer.Typer(add_completion=True, no_args_is_help=False, epilog=EPILOG, rich_markup_mode=None,
@@ -51,8 +53,10 @@ def _overrides(ctx: typer.Context):
 def _root(ctx: typer.Context, **values: Any) -> None:
     from framework_core.config_load import Overrides
 
+    sandbox = values.get("sandbox")
     ctx.obj = Overrides(config_path=values["config"], provider=values["provider"], model=values["model"],
-                        persona=values["persona"])
+                        persona=values["persona"], sandbox=str(sandbox.value if isinstance(sandbox, Enum) else sandbox)
+                        if sandbox else None, trust=bool(values.get("trust")))
     if ctx.invoked_subcommand:
         return
     from framework_core.entry import run_root
@@ -64,9 +68,11 @@ def _root_signature() -> inspect.Signature:
     """typer reads the callback's signature: build it from the option table (one source of truth)."""
     params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
     for opt in OPTIONS:
-        kind: Any = bool if not opt.takes_value else (Enum("OutputFormat", {c: c for c in opt.choices}, type=str)
-                                                     if opt.choices else Optional[str])
-        default = kind(opt.default) if opt.choices else opt.default
+        kind: Any = bool if not opt.takes_value else Optional[str]
+        default = opt.default
+        if opt.choices:
+            enum: Any = Enum(opt.dest.title().replace("_", ""), {c: c for c in opt.choices}, type=str)
+            kind, default = (enum, enum(opt.default)) if opt.default is not None else (Optional[enum], None)
         params.append(inspect.Parameter(opt.dest, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
                                         default=typer.Option(default, *opt.decls, help=opt.help)))
     return inspect.Signature(params)
@@ -104,6 +110,14 @@ def config_show(ctx: typer.Context) -> None:
     from framework_core.config_cmds import show_config
 
     print(show_config(_overrides(ctx)))
+
+
+@app.command("doctor")
+def doctor(ctx: typer.Context) -> None:
+    """Check what LACA's sandbox can set up on this machine, and the effective sandbox settings."""
+    from framework_core.sandbox.doctor import run_doctor
+
+    raise typer.Exit(run_doctor(_overrides(ctx), sys.stdout))
 
 
 def main(argv: list[str] | None = None) -> None:

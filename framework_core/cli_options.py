@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-SUBCOMMANDS = {"policy", "config"}
+SUBCOMMANDS = {"policy", "config", "doctor"}
 SLOW_FLAGS = {"-h", "--help", "--install-completion", "--show-completion"}
 
 
@@ -37,6 +37,10 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("resume", ("--resume",), "Resume session ID; without ID, list sessions."),
     Opt("dry_run", ("--dry-run",), "Show what tools would run, run nothing.", takes_value=False, default=False),
     Opt("no_mcp", ("--no-mcp",), "Do not start MCP servers.", takes_value=False, default=False),
+    Opt("sandbox", ("--sandbox",), "Sandbox profile for commands: workspace-write (default), read-only or off.",
+        choices=("workspace-write", "read-only", "off")),
+    Opt("trust", ("--trust",), "Trust this workspace's own MCP servers, rules, tools and context files.",
+        takes_value=False, default=False),
 )
 BY_DECL = {decl: opt for opt in OPTIONS for decl in opt.decls}
 

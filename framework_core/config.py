@@ -98,6 +98,23 @@ class McpServerSettings(_Model):
     enabled: bool = True
 
 
+class SandboxSettings(_Model):
+    """The OS sandbox every command runs in (bubblewrap on Linux). See docs/ARCHITECTURE.md."""
+
+    profile: Literal["workspace-write", "read-only", "off"] = Field(
+        "workspace-write", description="workspace-write: only the workspace (as an overlay) and a private /tmp "
+        "are writable; read-only: nothing is; off: no sandbox (every command that is not Safe asks).")
+    protected_paths: list[str] = Field(default_factory=lambda: [".envrc"], description="Workspace paths that "
+                                       "other tools run on their own, kept read-only (besides .git hooks and "
+                                       "config and LACA's own workspace files, which always are).")
+    hidden_paths: list[str] = Field(default_factory=list, description="More paths hidden from commands "
+                                    "(credential locations such as ~/.ssh are hidden already).")
+    overlay: bool = Field(True, description="Run commands that may write in an overlay of the workspace, so "
+                          "their changes can be previewed and undone.")
+    undo_max_mb: int = Field(200, gt=0, description="Disk kept for undoing commands and file writes; oldest "
+                             "entries are pruned first.")
+
+
 class UiSettings(_Model):
     attach_max_bytes: int = Field(100_000, gt=0, description="Cap on a file attached with @path.")
     agents_md_max_bytes: int = Field(64_000, gt=0, description="Cap on a workspace AGENTS.md.")
@@ -129,6 +146,7 @@ class FrameworkConfig(_Model):
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
     mcp_startup_wait_s: float = Field(10.0, ge=0, description="How long the first request waits for MCP servers still starting.")
     ui: UiSettings = Field(default_factory=UiSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     @field_validator("llm_settings")
     @classmethod

@@ -29,7 +29,7 @@ def run_root(values: dict[str, Any]) -> int:
     from framework_core.startup import StartOptions, start
 
     overrides = Overrides(config_path=values["config"], provider=values["provider"], model=values["model"],
-                          persona=values["persona"])
+                          persona=values["persona"], sandbox=values.get("sandbox"), trust=bool(values.get("trust")))
     return start(StartOptions(overrides=overrides, prompt=values["prompt"], output_format=str(values["output_format"]),
                               continue_latest=values["continue_"], resume=values["resume"],
                               dry_run=values["dry_run"], no_mcp=values["no_mcp"]))

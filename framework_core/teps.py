@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from framework_core.approval import MCP_WARNING, ApprovalAnswer, ApprovalRequest, Approver, DeclineAllApprover
 from framework_core.config import TepsSettings
@@ -20,7 +20,10 @@ from framework_core.events import EventSink, Notice, ToolCallFinished, ToolCallS
 from framework_core.lial_core import ToolRequest, ToolResult
 from framework_core.policy.decide import CallFacts, Decision, PolicyState, decide
 from framework_core.policy.levels import Level
-from framework_core.tools.base import ActionPreview, ToolContext, ToolRegistry, ToolSpec
+from framework_core.tools.base import ActionPreview, CallScope, ToolContext, ToolRegistry, ToolSpec
+
+if TYPE_CHECKING:
+    from framework_core.sandbox.sandbox import Sandbox
 
 AuditSink = Callable[[dict[str, Any]], None]
 INTERRUPTED = "interrupted by the user (Ctrl-C) before this call finished"
@@ -51,7 +54,7 @@ class TEPSEngine:
     def __init__(self, config: TepsSettings | dict[str, Any] | None = None, *, registry: ToolRegistry | None = None,
                  workspace: Path | None = None, approver: Approver | None = None,
                  policy: PolicyState | None = None, events: EventSink = discard, audit: AuditSink | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, sandbox: "Sandbox | None" = None) -> None:
         from framework_core.tools.builtin import builtin_tools
         from framework_core.tools.envscrub import scrub_env
         from framework_core.tools.files import FileHistory
@@ -71,8 +74,13 @@ class TEPSEngine:
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.scrub_env_patterns,
                                     self.settings.keep_env)
         self.file_history = FileHistory()
+        if sandbox is None:
+            from framework_core.sandbox.sandbox import Sandbox
+
+            sandbox = Sandbox("workspace-write", self.workspace, use_overlay=False)
+        self.sandbox = sandbox
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
-                                   file_history=self.file_history, withheld_env=withheld)
+                                   file_history=self.file_history, withheld_env=withheld, sandbox=sandbox)
 
     def _policy_from_settings(self) -> PolicyState:
         """Built directly from a config dict (seed 000 §8), TEPS loads the allowlist and rule files itself."""
@@ -124,7 +132,7 @@ class TEPSEngine:
                     if decision.level == Level.DANGEROUS else "")
             return self._finish(prep, self._result(req, "blocked_by_policy", message=f"Blocked by policy: {why}.{hint}",
                                                    reasons=list(decision.reasons)), 0.0)
-        auto = decision.action == "allow"
+        auto = decision.action == "allow" and not self._needs_sandbox(prep)
         if not auto:
             prep.answer = self._ask(prep, index, total)
             if prep.answer.choice == "deny":
@@ -140,6 +148,7 @@ class TEPSEngine:
                                                    would_run=prep.preview.body or prep.preview.title), 0.0)
         reason = "; ".join(decision.matched or decision.reasons) if auto else ""
         self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, auto, reason))
+        self.context.scope = self._scope(prep)
         return self._execute(prep)
 
     def _prepare(self, req: ToolRequest) -> _Prepared:
@@ -173,6 +182,36 @@ class TEPSEngine:
                          command=str(command) if command is not None else None, path=preview.path,
                          inside_workspace=preview.inside_workspace, home=str(Path.home()))
 
+    def _needs_sandbox(self, prep: _Prepared) -> bool:
+        """With no sandbox in force, a command that is not Safe always asks: rules and grants assumed one."""
+        assert prep.spec and prep.decision
+        return (prep.spec.kind == "bash" and prep.decision.level > Level.SAFE
+                and not self.sandbox.active)
+
+    def _scope(self, prep: _Prepared) -> CallScope:
+        """What this call's process may do: write only when not merely Safe; the network only when the policy
+        says it is needed and the call was approved or allowed by a rule or grant (never for Safe commands)."""
+        assert prep.spec and prep.decision
+        spec, decision = prep.spec, prep.decision
+        safe_bash = spec.kind == "bash" and decision.level == Level.SAFE
+        network = (spec.network or bool(getattr(decision, "network", False))) and not safe_bash
+        return CallScope(writes=not safe_bash, network=network,
+                         unsandboxed=bool(prep.answer and prep.answer.unsandboxed))
+
+    def sandbox_note(self, prep: _Prepared) -> tuple[str, bool]:
+        """(what the sandbox will allow this call, whether that deserves a warning) for the approval panel."""
+        assert prep.spec and prep.decision
+        if not self.sandbox.active:
+            return ("NO SANDBOX: this runs with your own permissions (" + self.sandbox.describe() + ")", True)
+        scope = self._scope(prep)
+        if self.sandbox.profile == "read-only":
+            where = "the read-only sandbox: it cannot change any file"
+        else:
+            where = ("the sandbox: the workspace is writable" + (" (changes can be undone)" if self.sandbox.overlay
+                                                                else "") + ", everything else read-only")
+        net = "NETWORK ALLOWED (the policy says it uses the network)" if scope.network else "no network"
+        return (f"Runs in {where}; {net}; credentials hidden.", scope.network)
+
     def _ask(self, prep: _Prepared, index: int, total: int) -> ApprovalAnswer:
         assert prep.spec and prep.preview and prep.decision
         dangerous = prep.decision.level == Level.DANGEROUS
@@ -182,6 +221,9 @@ class TEPSEngine:
             grant_options=[] if dangerous else list(prep.decision.grant_options),
             default="deny" if dangerous else None,
             warning=MCP_WARNING if prep.spec.server else None, server=prep.spec.server)
+        if prep.spec.runs_process:
+            req.sandbox_note, req.sandbox_warn = self.sandbox_note(prep)
+            req.can_unsandbox = self.sandbox.active and self.sandbox.profile != "off"
         answer = self.approver.approve(req)
         if dangerous and answer.choice == "session":
             answer = ApprovalAnswer("once")  # never remember a Dangerous approval

@@ -81,6 +81,15 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
     return {n: s for n, s in servers.items() if s.enabled}
 
 
+def build_sandbox(loaded: LoadedConfig):  # -> Sandbox
+    from framework_core.sandbox.sandbox import Sandbox
+
+    cfg = loaded.config.sandbox
+    return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
+                   hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
+                   use_overlay=False)
+
+
 def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, session: MessageManager,
                 start_mcp: bool = True) -> Parts:
     from framework_core.dcm import DynamicContextManager
@@ -93,8 +102,9 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         raise ConfigError(f"Unknown persona '{cfg.default_persona}'. Valid personas: {', '.join(dcm.persona_ids())}",
                           key="default_persona")
     registry = build_registry(loaded)
+    sandbox = build_sandbox(loaded)
     teps = TEPSEngine(cfg.teps_settings, registry=registry, workspace=loaded.workspace, approver=approver,
-                      policy=build_policy_state(loaded), events=events, audit=session.record)
+                      policy=build_policy_state(loaded), events=events, audit=session.record, sandbox=sandbox)
     mcp = None
     servers = mcp_servers(loaded) if start_mcp else {}
     if servers:
@@ -103,6 +113,10 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)
-    for warning in dcm.warnings:
+    warnings = list(dcm.warnings)
+    notice = sandbox.unavailable_notice()  # probes the sandbox here, off the prompt's thread
+    if notice:
+        warnings.append(notice)
+    for warning in warnings:
         events(Notice("warning", warning))
-    return Parts(agent, list(dcm.warnings))
+    return Parts(agent, warnings)

@@ -12,6 +12,7 @@ from framework_core.policy.kinds import Permission, ToolKind
 
 if TYPE_CHECKING:
     from framework_core.config import TepsSettings
+    from framework_core.sandbox.sandbox import Sandbox
     from framework_core.tools.files import FileHistory
 
 
@@ -29,6 +30,15 @@ class ActionPreview:
     full_body: str | None = None  # the unfolded body, when `body` folds long values
 
 
+@dataclass(frozen=True)
+class CallScope:
+    """What the policy's decision and the user's answer allow one call's process: set by TEPS per call."""
+
+    writes: bool = False  # the workspace is writable (the call was approved or allowed, not merely Safe)
+    network: bool = False  # the policy says it uses the network and the user approved it (or a rule did)
+    unsandboxed: bool = False  # the user chose to run this one call outside the sandbox
+
+
 @dataclass
 class ToolContext:
     """What a handler may use. Handlers never print; streamed output goes through `on_output`."""
@@ -40,6 +50,8 @@ class ToolContext:
     on_output: Callable[[str], None] | None = None
     file_history: "FileHistory | None" = None
     withheld_env: tuple[str, ...] = ()
+    sandbox: "Sandbox | None" = None  # None: processes run unconfined (tests of pure handlers)
+    scope: CallScope = field(default_factory=CallScope)
 
 
 #: A handler returns the result's `data` dict, or raises ToolError / ToolArgumentError.
@@ -59,6 +71,8 @@ class ToolSpec:
     preview: Previewer | None = None
     server: str | None = None  # MCP server name, for prompts and grants
     remote_name: str | None = None  # the tool's own name on its server
+    network: bool = False  # a declared CLI tool that needs the network in the sandbox
+    runs_process: bool = False  # starts a process (bash, declared CLI tools): runs in the sandbox
 
     def llm_schema(self) -> ToolSchema:
         """The schema offered to the model: ours plus a required `icerc_full_text`."""

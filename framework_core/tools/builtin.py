@@ -55,13 +55,15 @@ def bash_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
 
 
 def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    from framework_core.tools.runner import run_command
+    from framework_core.tools.execute import run_in_sandbox
 
     command = _str_arg(args, "command") or ""
-    out = run_command(command, cwd=_bash_cwd(args, ctx), env=ctx.env, timeout_s=ctx.settings.command_timeout_s,
-                      budget_chars=ctx.settings.output_budget_chars, cancel=ctx.cancel, on_output=ctx.on_output)
+    ran = run_in_sandbox(command, ctx, cwd=_bash_cwd(args, ctx))
+    out = ran.outcome
     data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code,
                             "duration_s": round(out.duration_s, 3)}
+    if ran.notes:
+        data["sandbox"] = " ".join(ran.notes)
     if out.timed_out:
         data["timed_out"] = True
         data["note"] = f"killed after {ctx.settings.command_timeout_s:g} s (the whole process group)"
@@ -166,7 +168,7 @@ def builtin_tools() -> list[ToolSpec]:
                      "command": {"type": "string", "description": "The exact bash command line to run."},
                      "working_directory": {"type": "string", "description": "Optional directory inside the workspace."}},
                   "required": ["command"]},
-                 bash_handler, kind="bash", preview=bash_preview),
+                 bash_handler, kind="bash", preview=bash_preview, runs_process=True),
         ToolSpec("readFile", "Read a text file (path relative to the workspace) and return its content.",
                  {"type": "object", "properties": {
                      "path": {"type": "string", "description": "File path, relative to the workspace."},

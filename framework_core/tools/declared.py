@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
@@ -67,6 +66,7 @@ class DeclaredToolModel(BaseModel):
     type: Literal["cli", "api"]
     handler: str | None = None
     requires_approval: bool = True
+    network: bool = False  # a CLI tool that needs the network gets it in the sandbox (once approved)
     config: ToolConfigModel
 
     @model_validator(mode="after")
@@ -137,7 +137,8 @@ def validate_value(p: ParamModel, value: Any, workspace: Path) -> str:
             raise ToolArgumentError(f"'{p.name}' resolves outside the workspace ({real}); refused")
         if p.must_exist and not real.exists():
             raise ToolArgumentError(f"'{p.name}': no such file in the workspace: {value}")
-        return str(real.relative_to(workspace.resolve()))
+        rel = str(real.relative_to(workspace.resolve()))
+        return "./" + rel if rel.startswith("-") else rel  # never read as an option
     if p.type == "url":
         parsed = urlparse(value)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -185,19 +186,20 @@ def build_argv(tool: DeclaredToolModel, values: dict[str, str]) -> list[str]:
 
 def _cli_handler(tool: DeclaredToolModel):
     def handle(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        from framework_core.tools.execute import argv_command, run_in_sandbox
+
         argv = build_argv(tool, validated_args(tool, args, ctx.workspace))
-        budget = ctx.settings.output_budget_chars
-        try:
-            proc = subprocess.run(argv, shell=False, cwd=ctx.workspace, env=ctx.env, capture_output=True,
-                                  timeout=ctx.settings.command_timeout_s, stdin=subprocess.DEVNULL)
-        except FileNotFoundError:
-            raise ToolError(f"program not found: {argv[0]}") from None
-        except subprocess.TimeoutExpired:
-            raise ToolError(f"{tool.name} timed out after {ctx.settings.command_timeout_s:g} s") from None
-        out = proc.stdout.decode("utf-8", "replace")
-        err = proc.stderr.decode("utf-8", "replace")
-        note = {"truncated": f"output cut to {budget:,} characters"} if len(out) > budget else {}
-        return {"stdout": out[:budget], "stderr": err[: budget // 4], "exit_code": proc.returncode, **note}
+        ran = run_in_sandbox("exec " + argv_command(argv), ctx, cwd=ctx.workspace)
+        out = ran.outcome
+        if out.timed_out:
+            raise ToolError(f"{tool.name} timed out after {ctx.settings.command_timeout_s:g} s "
+                            "(its whole process group was stopped)")
+        if out.exit_code == 127 and "not found" in out.stderr:
+            raise ToolError(f"program not found: {argv[0]}")
+        data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code}
+        if ran.notes:
+            data["sandbox"] = " ".join(ran.notes)
+        return data
     return handle
 
 
@@ -256,7 +258,8 @@ def to_spec(tool: DeclaredToolModel, source: Path) -> ToolSpec:
     handler = _cli_handler(tool) if tool.type == "cli" else _api_handler(tool)
     return ToolSpec(tool.name, tool.description, json_schema(tool.config.params), handler,
                     source=f"declared:{source}", kind="generic",
-                    permission="ask" if tool.requires_approval else "always", preview=_preview(tool))
+                    permission="ask" if tool.requires_approval else "always", preview=_preview(tool),
+                    network=tool.network and tool.type == "cli", runs_process=tool.type == "cli")
 
 
 def load_tools_file(path: Path) -> list[ToolSpec]:

@@ -164,11 +164,14 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
 
 def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: float, budget_chars: int,
                 cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
-                spill_dir: Path | None = None) -> CommandOutcome:
+                spill_dir: Path | None = None, wrapper: list[str] | None = None,
+                pass_fds: tuple[int, ...] = ()) -> CommandOutcome:
+    """Run `bash -c command`, behind `wrapper` (the sandbox's argv prefix) when one is given."""
     spill_dir = spill_dir or Path(tempfile.gettempdir()) / "laca-output"
     start = time.monotonic()
-    proc = subprocess.Popen(["bash", "-c", command], cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen([*(wrapper or []), "bash", "-c", command], cwd=str(cwd), env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, pass_fds=pass_fds)
     _grow_pipes(proc)
     caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir),
             "stderr": _Capture(budget_chars // 3, "stderr", spill_dir)}

@@ -49,6 +49,8 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
             parts.append(Text(f"… {hidden} more lines not shown here — press v to view all of it.", style="laca.warn"))
     for note in req.preview.notes:
         parts.append(Text(f"• {visible(note)}", style="laca.warn"))
+    if req.sandbox_note:
+        parts.append(Text(f"⛶ {req.sandbox_note}", style="bold laca.warn" if req.sandbox_warn else "laca.dim"))
     parts.append(Text(""))
     verdict = Text(f"Policy: {LEVEL_WORD[req.level]}", style=f"bold {style}")
     parts.append(verdict)
@@ -69,10 +71,11 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
 
 
 def question_text(req: ApprovalRequest) -> str:
+    out = "  [u] outside the sandbox" if req.can_unsandbox else ""
     if req.server:
         return "[y] allow once  [n] deny  [a] allow for this chat  [v] view all: "
     if req.level == Level.DANGEROUS:
-        return "Run this DANGEROUS action once? [y/N] "
+        return f"Run this DANGEROUS action once? [y/N]{out} "
     if req.allow_session:
-        return "Allow? [y] once  [n] no  [a] always this session  [v] view all: "
-    return "Allow? [y] once  [n] no  [v] view all: "
+        return f"Allow? [y] once  [n] no  [a] always this session  [v] view all{out}: "
+    return f"Allow? [y] once  [n] no  [v] view all{out}: "

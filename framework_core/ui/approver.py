@@ -27,7 +27,7 @@ class TerminalApprover:
         self._pause()
         self.console.print(approval_panel(req))
         dangerous = req.level == Level.DANGEROUS
-        choices = "ynv" + ("a" if req.allow_session else "")
+        choices = "ynv" + ("a" if req.allow_session else "") + ("u" if req.can_unsandbox else "")
         while True:
             key = ask_key(question_text(req), choices, default="n" if dangerous else None,
                           guard_s=self.guard_s, **self._io)
@@ -37,6 +37,10 @@ class TerminalApprover:
             if key == "y":
                 self.console.print(Text("Allowed once.", style="laca.ok"))
                 return ApprovalAnswer("once")
+            if key == "u":
+                if self._confirm_unsandboxed():
+                    return ApprovalAnswer("once", unsandboxed=True)
+                continue
             if key == "n":
                 reason = ask_line("Why not? (optional, sent to the model; Enter to skip): ", **self._io)
                 self.console.print(Text("Declined.", style="laca.warn"))
@@ -46,6 +50,16 @@ class TerminalApprover:
                 continue
             self.console.print(Text(f"Remembered for this session: {grant.label}  (/revoke to undo)", style="laca.ok"))
             return ApprovalAnswer("session", grant=grant)
+
+    def _confirm_unsandboxed(self) -> bool:
+        """Leaving the sandbox is a second, explicit answer: never a default, never remembered."""
+        self.console.print(Text("Run OUTSIDE the sandbox, this once: the command can then change any file you can, "
+                                "read your credentials and use the network.", style="bold red"))
+        key = ask_key("Really run it unconfined? [y/N] ", "yn", default="n", guard_s=self.guard_s, **self._io)
+        if key == "y":
+            self.console.print(Text("Allowed once, outside the sandbox.", style="bold red"))
+            return True
+        return False
 
     def _pick_grant(self, options: list[GrantOption]) -> GrantOption | None:
         if len(options) == 1:

@@ -22,6 +22,12 @@ def status_fragments(agent: "Agent") -> FormattedText:
     if agent.teps.dry_run:
         parts.append(("bg:ansired fg:ansiwhite bold", " DRY-RUN "))
         parts.append(("", " "))
+    sandbox = getattr(agent.teps, "sandbox", None)
+    if sandbox is not None and not sandbox.active:
+        parts.append(("bg:ansired fg:ansiwhite bold", f" {sandbox.describe().upper()} "))
+        parts.append(("", " "))
+    elif sandbox is not None:
+        parts.append(("fg:ansigreen", f" ⛶ {sandbox.describe()}"))
     parts += [
         ("bold", f" {agent.provider_name}"), ("", f" · {p.model}"),
         ("", f" · persona {agent.persona_id}"),

@@ -1,0 +1,51 @@
+"""Credential locations hidden from every sandboxed command (they read as empty).
+
+The policy asks before a command reads a credential it can see in the command line; this list covers what it
+cannot see (a script that reads `~/.aws/credentials` itself) and what an approved command should never reach.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Relative to the home directory.
+HOME_SECRETS = (
+    ".ssh", ".aws", ".azure", ".config/gcloud", ".netrc", ".docker/config.json", ".kube", ".gnupg",
+    ".password-store", ".local/share/keyrings", ".git-credentials", ".config/gh", ".npmrc", ".pypirc",
+    ".cargo/credentials", ".cargo/credentials.toml", ".config/hub", ".terraform.d/credentials.tfrc.json",
+    ".vault-token", ".pgpass", ".my.cnf", ".bash_history", ".zsh_history", ".python_history",
+    ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst",
+    ".local/share/fish/fish_history", ".config/laca", ".local/share/laca", ".claude", ".codex",
+    ".config/openai", ".anthropic",
+)
+
+
+@dataclass(frozen=True)
+class Hidden:
+    path: str  # absolute
+    is_dir: bool
+
+
+def hidden_paths(home: Path, extra: list[str] | tuple[str, ...] = (), laca_dirs: tuple[Path, ...] = ()) -> list[Hidden]:
+    """The existing credential paths to hide. A path that does not exist needs no hiding: the sandbox's root is
+    read-only, so nothing can create it."""
+    candidates = [home / rel for rel in HOME_SECRETS] + list(laca_dirs)
+    candidates += [Path(os.path.expanduser(p)) for p in extra]
+    out: list[Hidden] = []
+    seen: set[str] = set()
+    for path in candidates:
+        if not path.is_absolute():
+            continue
+        try:
+            real = Path(os.path.realpath(path))
+            if not os.path.lexists(path):
+                continue
+            is_dir = real.is_dir()
+        except OSError:
+            continue
+        if str(real) not in seen:  # a symlink is hidden where it points
+            seen.add(str(real))
+            out.append(Hidden(str(real), is_dir))
+    return out

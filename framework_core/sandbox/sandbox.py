@@ -1,0 +1,173 @@
+"""The sandbox one session uses: the profile in force, what this machine supports, and a plan per command.
+
+`Sandbox.launch(...)` gives the executor the argv prefix and file descriptors for one command and cleans up
+after it. Which workspace mode a command gets follows the policy's decision (see `plan.py`): Safe commands
+see the workspace read-only; commands that may write get the overlay (or, where the file system cannot be
+overlaid, the workspace itself with its control paths read-only); the network only when asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Literal
+
+from framework_core.sandbox.control import ControlPath, control_paths
+from framework_core.sandbox.hidden import hidden_paths
+from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
+from framework_core.sandbox.probe import SandboxReport, find_bwrap, probe, seccomp_fd
+
+Profile = Literal["workspace-write", "read-only", "off"]
+PROFILES: tuple[Profile, ...] = ("workspace-write", "read-only", "off")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the executor needs for one command. `argv` is empty when the command runs unsandboxed."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+    mode: WorkspaceMode | None = None
+    network: bool = False
+    upper: Path | None = None
+    started_ns: int = 0
+    protected: tuple[ControlPath, ...] = ()
+
+
+@dataclass
+class Sandbox:
+    profile: Profile
+    workspace: Path
+    home: Path = field(default_factory=Path.home)
+    protected_extra: tuple[str, ...] = (".envrc",)
+    hidden_extra: tuple[str, ...] = ()
+    laca_dirs: tuple[Path, ...] = ()
+    use_overlay: bool = True
+    bwrap: str | None = None  # None: find it (the bundled binary, then a system bwrap)
+    _report: SandboxReport | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _runtime: Path | None = None
+
+    # ---- state ---------------------------------------------------------------------------------------
+    @property
+    def report(self) -> SandboxReport:
+        with self._lock:
+            if self._report is None:
+                self._report = probe(self.bwrap)
+            return self._report
+
+    @property
+    def active(self) -> bool:
+        """Commands run confined. False for the `off` profile and where no sandbox can start."""
+        return self.profile != "off" and self.report.available
+
+    @property
+    def overlay(self) -> bool:
+        return self.active and self.use_overlay and self.report.overlay
+
+    def describe(self) -> str:
+        """A few words for the status line and the approval panel."""
+        if self.profile == "off":
+            return "sandbox off"
+        if not self.report.available:
+            return "NO SANDBOX"
+        return "read-only sandbox" if self.profile == "read-only" else "sandboxed"
+
+    def unavailable_notice(self) -> str | None:
+        """Said once at start when a sandbox was wanted but cannot run here."""
+        if self.profile == "off" or self.report.available:
+            return None
+        return ("No sandbox on this machine (" + "; ".join(self.report.missing()) + "). Commands run "
+                "unconfined, so every command that is not Safe will ask, rules and session grants included. "
+                "`laca doctor` shows the details.")
+
+    # ---- one command ---------------------------------------------------------------------------------
+    def mode_for(self, *, writes: bool) -> WorkspaceMode:
+        if self.profile == "read-only" or not writes:
+            return "read-only"
+        return "overlay" if self.overlay else "write"
+
+    @contextmanager
+    def launch(self, *, cwd: Path, writes: bool, network: bool, unsandboxed: bool = False) -> Iterator[Launch]:
+        """Set up one command's sandbox; on exit, close descriptors and remove placeholders and scratch dirs."""
+        if unsandboxed or not self.active:
+            yield Launch([])
+            return
+        mode = self.mode_for(writes=writes)
+        runtime = self._runtime_dir()
+        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=runtime))
+        upper = work = None
+        if mode == "overlay":
+            upper, work = scratch / "upper", scratch / "work"
+            upper.mkdir()
+            work.mkdir()
+        controls = tuple(control_paths(self.workspace, self.protected_extra)) if mode != "read-only" else ()
+        protected, placeholders = self._protected(controls, mode)
+        hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
+        fd = seccomp_fd()
+        plan = SandboxPlan(
+            str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
+            tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
+            str(upper) if upper else None, str(work) if work else None, fd)
+        try:
+            yield Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
+                         network, upper, time.time_ns(), controls)
+        finally:
+            if fd is not None:
+                os.close(fd)
+            _remove_placeholders(placeholders)
+            if mode != "overlay":
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def discard(self, launch: Launch) -> None:
+        """Drop an overlay's scratch directory once its change set has been applied or declined."""
+        if launch.upper is not None:
+            shutil.rmtree(launch.upper.parent, ignore_errors=True)
+
+    def _protected(self, controls: tuple[ControlPath, ...], mode: WorkspaceMode
+                   ) -> tuple[tuple[Protected, ...], list[Path]]:
+        out: list[Protected] = []
+        placeholders: list[Path] = []
+        for c in controls:
+            path = self.workspace / c.rel
+            exists = os.path.lexists(path)
+            if not exists and not path.parent.is_dir():
+                continue  # bubblewrap cannot make a mount point there; see docs/ARCHITECTURE.md (sandbox)
+            out.append(Protected(str(path), path.is_dir() if exists else c.is_dir, exists))
+            if not exists and mode == "write":
+                placeholders.append(path)
+        return tuple(out), placeholders
+
+    def _runtime_dir(self) -> Path:
+        if self._runtime is None:
+            self._runtime = Path(tempfile.mkdtemp(prefix="laca-sandbox-"))
+        return self._runtime
+
+    def _empty_dir(self) -> Path:
+        empty = self._runtime_dir() / "empty"
+        if not empty.exists():
+            empty.mkdir(mode=0o555)
+        return empty
+
+    def close(self) -> None:
+        if self._runtime is not None:
+            shutil.rmtree(self._runtime, ignore_errors=True)
+            self._runtime = None
+
+
+def _remove_placeholders(paths: list[Path]) -> None:
+    """Mount points bubblewrap created for missing control paths in write mode: remove them if still empty."""
+    for path in paths:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            elif path.is_file() and path.stat().st_size == 0:
+                path.unlink()
+        except OSError:
+            pass

@@ -1,0 +1,48 @@
+"""The one way a tool starts a process: inside the session's sandbox, through the bounded runner.
+
+Bash commands and declared CLI tools both come here, so both get the process group, the timeout, the output
+budget, the scrubbed environment and the sandbox profile chosen by the policy's decision.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from framework_core.tools.base import ToolContext
+from framework_core.tools.runner import CommandOutcome, run_command
+
+
+@dataclass
+class Executed:
+    outcome: CommandOutcome
+    sandbox: str  # "read-only", "overlay", "write" or "off"
+    notes: list[str] = field(default_factory=list)  # why the sandbox stopped it, in plain words
+
+
+def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
+    """Run `bash -c command` for a tool call, confined as `ctx.scope` and the sandbox profile say."""
+    sandbox = ctx.sandbox
+    scope = ctx.scope
+    kwargs = dict(cwd=cwd, env=ctx.env, timeout_s=ctx.settings.command_timeout_s,
+                  budget_chars=ctx.settings.output_budget_chars, cancel=ctx.cancel, on_output=ctx.on_output)
+    if sandbox is None:
+        return Executed(run_command(command, **kwargs), "off")  # type: ignore[arg-type]
+    with sandbox.launch(cwd=cwd, writes=scope.writes, network=scope.network,
+                        unsandboxed=scope.unsandboxed) as launch:
+        out = run_command(command, wrapper=launch.argv, pass_fds=launch.pass_fds, **kwargs)  # type: ignore[arg-type]
+    mode = launch.mode or "off"
+    notes: list[str] = []
+    if launch.mode is not None and (out.exit_code or 0) != 0:
+        from framework_core.sandbox.denials import explain
+
+        control = {c.rel: c.reason for c in launch.protected}
+        notes = explain(out.stderr, workspace=sandbox.workspace, mode=launch.mode, network=launch.network,
+                        control=control, profile=sandbox.profile)
+    return Executed(out, mode, notes)
+
+
+def argv_command(argv: list[str]) -> str:
+    """An argv list as one bash command line that runs exactly those words (no expansion of any of them)."""
+    return shlex.join(argv)

@@ -1,0 +1,251 @@
+"""The sandbox with real processes, through TEPS as the agent uses it, on throwaway workspaces.
+
+Every check here only probes (`/proc/self/status`, `/proc/self/ns/*`, reads, writes under temporary folders);
+nothing tries to change the host.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from framework_core.approval import ApprovalAnswer, ScriptedApprover
+from framework_core.lial_core import ToolRequest
+from framework_core.policy.decide import PolicyState
+from framework_core.policy.rules import Rule, RuleSet
+from framework_core.sandbox.probe import probe
+from framework_core.sandbox.sandbox import Sandbox
+from framework_core.teps import TEPSEngine
+
+pytestmark = pytest.mark.skipif(not probe().available, reason="no sandbox on this machine: " + "; ".join(probe().missing()))
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    (h / ".ssh").mkdir(parents=True)
+    (h / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-MATERIAL\n")
+    (h / ".netrc").write_text("machine x login y password NETRC-SECRET\n")
+    return h
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    w = tmp_path / "ws"
+    w.mkdir()
+    return w
+
+
+def engine(ws: Path, home: Path, answers=(), *, profile="workspace-write", env=None, rules=None,
+           bwrap=None) -> tuple[TEPSEngine, ScriptedApprover]:
+    approver = ScriptedApprover(answers)
+    base = {"PATH": os.environ["PATH"], "HOME": str(home), **GIT_ENV, **(env or {})}
+    sandbox = Sandbox(profile, ws.resolve(), home=home, use_overlay=False, bwrap=bwrap)
+    policy = PolicyState(rules=rules) if rules else None
+    teps = TEPSEngine({}, workspace=ws, approver=approver, env=base, sandbox=sandbox, policy=policy)
+    return teps, approver
+
+
+def run(teps: TEPSEngine, command: str) -> dict:
+    result = teps.execute_tool({"request_id": "r1", "tool_name": "executeBashCommand",
+                                "parameters": {"command": command}, "icerc_full_text": "test"})
+    return result
+
+
+def status_field(text: str, name: str) -> str:
+    return next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith(name + ":"))
+
+
+def test_no_capabilities_no_new_privileges_own_namespaces(ws: Path, home: Path) -> None:
+    teps, _ = engine(ws, home)
+    out = run(teps, "cat /proc/self/status; ls -l /proc/self/ns/")["data"]["stdout"]
+    assert status_field(out, "CapEff") == "0000000000000000"
+    assert status_field(out, "NoNewPrivs") == "1"
+    assert status_field(out, "Seccomp") == "2"
+    for ns in ("user", "uts", "ipc", "pid", "net"):
+        ours = os.readlink(f"/proc/self/ns/{ns}")
+        inside = next(line for line in out.splitlines() if line.split()[-3:-2] == [ns])
+        assert ours not in inside, f"{ns} namespace shared with LACA"
+
+
+def test_approved_write_lands_in_workspace_owned_by_the_user(ws: Path, home: Path) -> None:
+    teps, _ = engine(ws, home, ["y"])
+    result = run(teps, "mkdir -p out && echo hello > out/new.txt")
+    assert result["status"] == "success", result
+    assert (ws / "out" / "new.txt").read_text() == "hello\n"
+    assert (ws / "out" / "new.txt").stat().st_uid == os.getuid()
+
+
+def test_write_outside_the_workspace_fails_and_says_why(ws: Path, home: Path) -> None:
+    # the user's real home: not under /tmp (private inside the sandbox) and not the tests' throwaway HOME
+    outside = Path(tempfile.mkdtemp(prefix=".laca-test-outside-", dir=pwd.getpwuid(os.getuid()).pw_dir))
+    try:
+        teps, _ = engine(ws, home, ["y"])
+        result = run(teps, f"echo x > {outside}/planted.txt")
+        assert not (outside / "planted.txt").exists()
+        assert result["data"]["exit_code"] != 0
+        assert "read-only" in result["data"]["sandbox"]
+    finally:
+        shutil.rmtree(outside)
+
+
+def test_the_hosts_tmp_is_not_the_commands_tmp(ws: Path, home: Path, tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    teps, _ = engine(ws, home, ["y"])
+    result = run(teps, f"echo x > {tmp_path}/outside/planted.txt")
+    assert not (tmp_path / "outside" / "planted.txt").exists()
+    assert "own empty /tmp" in result["data"]["sandbox"]
+
+
+def test_safe_command_sees_the_workspace_read_only(ws: Path, home: Path) -> None:
+    sandbox = Sandbox("workspace-write", ws.resolve(), home=home, use_overlay=False)
+    with sandbox.launch(cwd=ws, writes=False, network=False) as launch:
+        done = subprocess.run([*launch.argv, "bash", "-c", "touch x"], pass_fds=launch.pass_fds,
+                              capture_output=True, text=True)
+    assert done.returncode != 0 and "Read-only file system" in done.stderr
+    assert not (ws / "x").exists()
+
+
+def test_laca_environment_is_invisible_to_commands(ws: Path, home: Path, monkeypatch) -> None:
+    monkeypatch.setenv("LACA_TEST_PROVIDER_API_KEY", "sk-this-must-not-leak")
+    teps, _ = engine(ws, home)
+    out = run(teps, "cat /proc/$PPID/environ /proc/1/environ | tr '\\0' '\\n'")["data"]
+    assert "sk-this-must-not-leak" not in out["stdout"] + out["stderr"]
+
+
+def test_credentials_are_hidden(ws: Path, home: Path) -> None:
+    teps, _ = engine(ws, home, ["y", "y"])
+    out = run(teps, f"cat {home}/.ssh/id_rsa; ls -A {home}/.ssh")["data"]
+    assert "PRIVATE-KEY-MATERIAL" not in out["stdout"]
+    assert "id_rsa" not in out["stdout"]
+    out = run(teps, f"cat {home}/.netrc")["data"]
+    assert "NETRC-SECRET" not in out["stdout"]
+
+
+def _listener() -> tuple[socket.socket, list[bool]]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(3)
+    hits: list[bool] = []
+
+    def accept() -> None:
+        try:
+            conn, _ = server.accept()
+            hits.append(True)
+            conn.close()
+        except OSError:
+            pass
+    threading.Thread(target=accept, daemon=True).start()
+    return server, hits
+
+
+def test_no_network_for_an_approved_command_that_was_not_judged_a_network_one(ws: Path, home: Path) -> None:
+    server, hits = _listener()
+    port = server.getsockname()[1]
+    teps, _ = engine(ws, home, ["y"])
+    result = run(teps, f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)'")
+    server.close()
+    assert result["data"]["exit_code"] != 0
+    assert hits == []
+
+
+def test_seccomp_blocks_terminal_injection(ws: Path, home: Path) -> None:
+    probe_py = ws / "tiocsti.py"
+    probe_py.write_text("import errno, fcntl, os, termios\nfd = os.open('/dev/null', os.O_RDONLY)\n"
+                        "try:\n    fcntl.ioctl(fd, termios.TIOCSTI, b'x')\nexcept OSError as e:\n"
+                        "    print(errno.errorcode[e.errno])\n")
+    teps, _ = engine(ws, home, ["y"])
+    assert run(teps, "python3 tiocsti.py")["data"]["stdout"].strip() == "EPERM"
+
+
+def test_leaving_the_sandbox_is_one_explicit_answer(ws: Path, home: Path) -> None:
+    teps, approver = engine(ws, home, [ApprovalAnswer("once", unsandboxed=True), "y"])
+    command = "readlink /proc/self/ns/user > ns.txt; cat ns.txt"
+    out = run(teps, command)["data"]["stdout"]
+    assert os.readlink("/proc/self/ns/user") in out
+    assert approver.seen[0].can_unsandbox
+    out = run(teps, command)["data"]["stdout"]
+    assert os.readlink("/proc/self/ns/user") not in out  # not remembered
+
+
+def test_panel_says_network_before_the_answer(ws: Path, home: Path) -> None:
+    teps, approver = engine(ws, home, ["n"])
+    run(teps, "curl -s https://example.invalid/")
+    note = approver.seen[0].sandbox_note or ""
+    assert "NETWORK ALLOWED" in note or "no network" in note
+
+
+def test_without_a_sandbox_rules_no_longer_auto_allow(ws: Path, home: Path) -> None:
+    rules = RuleSet([Rule("touch", "allow", "test", prefix=("touch",))])
+    teps, approver = engine(ws, home, ["n"], rules=rules, bwrap=str(ws / "no-such-bwrap"))
+    assert not teps.sandbox.active
+    result = run(teps, "touch made-by-rule.txt")
+    assert result["status"] == "declined_by_user"
+    assert "NO SANDBOX" in (approver.seen[0].sandbox_note or "")
+    assert not (ws / "made-by-rule.txt").exists()
+
+
+def test_sandbox_profile_read_only_blocks_approved_writes(ws: Path, home: Path) -> None:
+    teps, _ = engine(ws, home, ["y"], profile="read-only")
+    result = run(teps, "echo x > f.txt")
+    assert not (ws / "f.txt").exists()
+    assert "read-only" in result["data"]["sandbox"]
+
+
+def _git_workspace(ws: Path) -> None:
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, env=env)
+    (ws / "README.md").write_text("hello\n")
+    subprocess.run(["git", "-C", str(ws), "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", str(ws), "commit", "-qm", "init"], check=True, env=env)
+
+
+def _tree(ws: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(ws)): (p.read_bytes() if p.is_file() else None) for p in sorted(ws.rglob("*"))
+            if ".git/objects" not in str(p) and ".git/logs" not in str(p)}
+
+
+def test_control_paths_stay_read_only_while_git_work_succeeds(ws: Path, home: Path) -> None:
+    _git_workspace(ws)
+    hooks_before = sorted(p.name for p in (ws / ".git" / "hooks").iterdir())
+    config_before = (ws / ".git" / "config").read_bytes()
+    calls = [
+        "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
+        "git config core.hooksPath /elsewhere",
+        "mkdir -p .laca && printf 'rules: []\\n' > .laca/rules.yaml",
+        "printf '{\"mcpServers\": {}}' > .mcp.json",
+        "echo change >> README.md && echo new > notes.txt && git add README.md notes.txt && git commit -qm work",
+    ]
+    teps, _ = engine(ws, home, ["y"] * len(calls))
+    results = teps.execute_batch([ToolRequest(f"r{i}", "executeBashCommand", {"command": c}, "test")
+                                  for i, c in enumerate(calls)])
+    assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir()) == hooks_before
+    assert (ws / ".git" / "config").read_bytes() == config_before
+    assert not (ws / ".laca").exists() and not (ws / ".mcp.json").exists()  # no placeholder left behind
+    for r in results[:4]:
+        assert r.data["exit_code"] != 0
+        assert "protected control path" in r.data["sandbox"], r.data
+    assert results[4].data["exit_code"] == 0, results[4].data
+    log = subprocess.run(["git", "-C", str(ws), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.split() == ["work", "init"]
+    assert (ws / "notes.txt").read_text() == "new\n"
+
+
+def test_nested_repositories_are_protected_too(ws: Path, home: Path) -> None:
+    _git_workspace(ws / "vendor" / "lib")
+    teps, _ = engine(ws, home, ["y"])
+    result = run(teps, "echo evil > vendor/lib/.git/hooks/post-checkout")
+    assert not (ws / "vendor" / "lib" / ".git" / "hooks" / "post-checkout").exists()
+    assert "protected control path" in result["data"]["sandbox"]
