@@ -26,10 +26,13 @@ import json, os, resource, sys, tempfile, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from framework_core.tools.runner import run_command
+from framework_core.tools.spill import OutputLimits, SessionBudget
+spill = Path(tempfile.mkdtemp())
+roomy = OutputLimits(spill, max_bytes=300_000_000, budget=SessionBudget(300_000_000))  # the default cap is 50 MB
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
 out = run_command(sys.argv[2], cwd=Path(tempfile.gettempdir()), env=dict(os.environ), timeout_s=120,
-                  budget_chars=30000, on_output=lambda s: None, spill_dir=Path(tempfile.mkdtemp()))
+                  budget_chars=30000, on_output=lambda s: None, spill_dir=spill, limits=roomy)
 elapsed = time.perf_counter() - start
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 os.unlink(out.full_output_path)

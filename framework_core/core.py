@@ -57,6 +57,7 @@ class Agent:
         self._adapter: LLMAdapterInterface | None = None
         self._mcp_waited = False
         self.api_key = self._key_for(self.provider_name)
+        session.on_write_state = self._on_write_state
 
     # ---- provider / persona -----------------------------------------------------------------
     @property
@@ -118,6 +119,13 @@ class Agent:
         if self._adapter is not None:
             self._adapter.close()
         self._adapter = None
+
+    def _on_write_state(self, error: str | None) -> None:
+        if error is not None:
+            self.events(Notice("error", f"{error}. The conversation goes on in memory; LACA keeps the unwritten "
+                                        "records and writes them as soon as the disk takes them again."))
+        else:
+            self.events(Notice("info", "The session transcript is being written again; nothing was lost."))
 
     # ---- the turn -----------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnOutcome:
@@ -226,10 +234,8 @@ class Agent:
         for index, call in enumerate(calls, start=1):
             self.events(ToolCallQueued(call, index, len(calls)))
         try:
-            results = self.teps.execute_batch(calls)
+            results = self.teps.execute_batch(calls, on_result=self.session.add_result)
         except BatchInterrupted as exc:
-            self.session.add_results(exc.results)
             outcome.tool_results += exc.results
             raise
-        self.session.add_results(results)
         outcome.tool_results += results

@@ -6,13 +6,34 @@ orphan results are dropped; empty assistant messages are dropped.
 
 from __future__ import annotations
 
-from framework_core.lial_core import Message, ToolResult
+from collections.abc import Collection
+
+from framework_core.lial_core import Message, ToolRequest, ToolResult
 
 INTERRUPTED_TEXT = "interrupted by the user before this call ran or finished"
+#: for a transcript that ended (kill, crash, power loss) in the middle of a batch of calls
+UNKNOWN_OUTCOME_TEXT = ("the session ended while this call was running, so its outcome is unknown; check its effects "
+                        "before running it again")
+NOT_RUN_TEXT = "not run: the session ended before this call started"
 
 
-def repair(messages: list[Message]) -> tuple[list[Message], list[str]]:
-    """Return a valid copy of `messages` and a note for each fix made."""
+def _unanswered(call: ToolRequest, started: Collection[str] | None) -> tuple[Message, str]:
+    status = "error"
+    if started is None:
+        status, text, why = "declined_by_user", INTERRUPTED_TEXT, "interrupted"
+    elif call.request_id in started:
+        text, why = UNKNOWN_OUTCOME_TEXT, "running when the session ended"
+    else:
+        text, why = NOT_RUN_TEXT, "not started when the session ended"
+    result = ToolResult(call.request_id, call.tool_name, status, {"message": text})  # type: ignore[arg-type]
+    return Message.tool_result(result), f"answered unanswered call {call.tool_name} ({call.request_id}) as {why}"
+
+
+def repair(messages: list[Message], started: Collection[str] | None = None) -> tuple[list[Message], list[str]]:
+    """Return a valid copy of `messages` and a note for each fix made.
+
+    `started`, given when rebuilding a transcript, names the calls that had begun running: an unanswered one
+    among them was cut by the end of the session (its outcome unknown); the others never ran."""
     out: list[Message] = []
     fixes: list[str] = []
     i = 0
@@ -41,9 +62,9 @@ def repair(messages: list[Message]) -> tuple[list[Message], list[str]]:
             if call.request_id in answers:
                 out.append(answers[call.request_id])
             else:
-                fixes.append(f"answered unanswered call {call.tool_name} ({call.request_id}) as interrupted")
-                out.append(Message.tool_result(ToolResult(call.request_id, call.tool_name, "declined_by_user",
-                                                          {"message": INTERRUPTED_TEXT})))
+                message, fix = _unanswered(call, started)
+                fixes.append(fix)
+                out.append(message)
     return out, fixes
 
 

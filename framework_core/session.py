@@ -1,7 +1,10 @@
 """MessageManager: the conversation, always valid for the provider, mirrored to an append-only JSONL transcript.
 
-Transcripts live in the XDG data dir (`sessions/<id>.jsonl`), one record per line, flushed as written, so a
-`kill -9` loses at most the reply in flight. Records: meta, message, approval, usage, clear, replace.
+Transcripts live in the XDG data dir (`sessions/<id>.jsonl`), one record per line, written as they happen:
+each tool result is appended the moment its call finishes, so after a `kill -9` a resumed session knows
+the true outcome of every finished call. Records: meta, message, approval, usage, clear, replace,
+tool_started. When the disk refuses a record the session goes on in memory, keeps the unwritten records
+and writes them as soon as the disk takes them again; the UI is told once, and the status line says so.
 """
 
 from __future__ import annotations
@@ -12,12 +15,17 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, IO
+from typing import Any, Callable
 
 from framework_core.history import repair
+from framework_core.journal import SessionBusy, Transcript
 from framework_core.lial_core import Message, ToolResult, Usage
 
-_SECRET_HINTS = ("api_key", "apikey", "authorization", "x-api-key")
+__all__ = ["LoadedSession", "MessageManager", "SessionBusy", "SessionInfo", "Transcript", "find_session",
+           "latest_session", "list_sessions", "load_transcript", "open_session", "resume_session", "secrets_in_env"]
+
+ROLES = ("user", "assistant", "tool_result")
+MAX_BACKLOG_BYTES = 64 * 1024 * 1024  # unwritten records kept for a retry; past this the oldest are dropped
 
 
 def new_session_id() -> str:
@@ -44,30 +52,14 @@ class LoadedSession:
     messages: list[Message]
     usage: Usage
     warnings: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)  # what load changed; written back by resume_session
 
 
-class Transcript:
-    """Append-only JSONL writer. Secrets never reach it: values of known secret keys are masked."""
-
-    def __init__(self, path: Path, secrets_to_mask: tuple[str, ...] = ()) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] | None = None
-        self._mask = tuple(s for s in secrets_to_mask if s and len(s) >= 8)
-
-    def write(self, record: dict[str, Any]) -> None:
-        if self._fh is None:
-            self._fh = open(self.path, "a", encoding="utf-8")
-        line = json.dumps({"ts": round(time.time(), 3), **record}, ensure_ascii=False, default=str)
-        for secret in self._mask:
-            line = line.replace(secret, "***")
-        self._fh.write(line + "\n")
-        self._fh.flush()
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+def _message(rec: dict[str, Any]) -> Message:
+    raw = rec["message"]
+    if not isinstance(raw, dict) or raw.get("role") not in ROLES or not isinstance(raw.get("content") or "", str):
+        raise ValueError("not a message")
+    return Message.from_dict(raw)
 
 
 def load_transcript(path: Path) -> LoadedSession:
@@ -75,29 +67,34 @@ def load_transcript(path: Path) -> LoadedSession:
     meta: dict[str, Any] = {}
     messages: list[Message] = []
     usage = Usage()
-    warnings: list[str] = []
+    skipped: list[str] = []  # unreadable lines since the last replace or clear (earlier ones no longer matter)
+    started: set[str] = set()
     with open(path, encoding="utf-8", errors="replace") as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
+                if not isinstance(rec, dict):
+                    raise ValueError("not an object")
                 kind = rec.get("type")
                 if kind == "meta":
                     meta.update({k: v for k, v in rec.items() if k not in ("type", "ts")})
                 elif kind == "message":
-                    messages.append(Message.from_dict(rec["message"]))
+                    messages.append(_message(rec))
                 elif kind == "clear":
-                    messages = []
+                    messages, skipped = [], []
                 elif kind == "replace":
-                    messages = [Message.from_dict(m) for m in rec["messages"]]
+                    messages, skipped = [_message({"message": m}) for m in rec["messages"]], []
                 elif kind == "usage":
                     usage = usage + Usage(**{k: int(v) for k, v in rec.get("usage", {}).items()})
-            except (ValueError, KeyError, TypeError) as exc:
-                warnings.append(f"{path.name} line {n}: skipped an unreadable record ({type(exc).__name__})")
-    messages, fixes = repair(messages)
-    warnings += [f"repaired history: {f}" for f in fixes]
-    return LoadedSession(meta, messages, usage, warnings)
+                elif kind == "tool_started":
+                    started.add(str(rec.get("request_id")))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                skipped.append(f"line {n}: skipped an unreadable record ({type(exc).__name__})")
+    messages, fixes = repair(messages, started=started)
+    warnings = [f"{path.name} {s}" for s in skipped] + [f"repaired history: {f}" for f in fixes]
+    return LoadedSession(meta, messages, usage, warnings, skipped + fixes)
 
 
 def list_sessions(data_dir: Path, workspace: Path | None = None) -> list[SessionInfo]:
@@ -113,6 +110,41 @@ def list_sessions(data_dir: Path, workspace: Path | None = None) -> list[Session
     return sorted(out, key=lambda s: s.updated, reverse=True)
 
 
+def latest_session(data_dir: Path, workspace: Path) -> Path | None:
+    """The newest session of this workspace with a message, reading only as much of each file as needed."""
+    folder = sessions_dir(data_dir)
+    if not folder.is_dir():
+        return None
+    paths = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            paths.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    for _, path in sorted(paths, reverse=True):
+        ws, has_message = _head(path)
+        if has_message and ws == str(workspace):
+            return path
+    return None
+
+
+def _head(path: Path) -> tuple[str, bool]:
+    ws = ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if '"type": "meta"' in line and not ws:
+                    try:
+                        ws = str(json.loads(line).get("workspace", ""))
+                    except (ValueError, AttributeError):
+                        pass
+                elif '"type": "message"' in line or '"type": "replace"' in line:
+                    return ws, True
+    except OSError:
+        pass
+    return ws, False
+
+
 def _peek(path: Path) -> SessionInfo | None:
     ws, preview, count = "", "", 0
     try:
@@ -120,30 +152,45 @@ def _peek(path: Path) -> SessionInfo | None:
             for line in fh:
                 if '"type": "meta"' in line and not ws:
                     try:
-                        ws = json.loads(line).get("workspace", "")
-                    except ValueError:
+                        ws = str(json.loads(line).get("workspace", ""))
+                    except (ValueError, AttributeError):
                         pass
                 elif '"type": "message"' in line:
                     count += 1
                     if not preview and '"role": "user"' in line:
                         try:
                             preview = json.loads(line)["message"]["content"][:60].replace("\n", " ")
-                        except (ValueError, KeyError, TypeError):
+                        except (ValueError, KeyError, TypeError, AttributeError):
                             pass
         return SessionInfo(path.stem, path, ws, path.stat().st_mtime, count, preview)
     except OSError:
         return None
 
 
-class MessageManager:
-    """The conversation history plus its transcript and token accounting."""
+WriteListener = Callable[[str | None], None]
 
-    def __init__(self, transcript: Transcript | None = None, session_id: str | None = None) -> None:
+
+class MessageManager:
+    """The conversation history plus its transcript and token accounting.
+
+    `write_error` is None while every record is on disk; otherwise it says why records are waiting (or,
+    with no transcript at all, why the session lives in memory only). `on_write_state` is told each time
+    that changes, so the UI can say it once and show a marker until writes succeed again.
+    """
+
+    def __init__(self, transcript: Transcript | None = None, session_id: str | None = None,
+                 memory_only: str | None = None) -> None:
         self.session_id = session_id or new_session_id()
         self.transcript = transcript
         self.messages: list[Message] = []
         self.usage = Usage()
         self.last_usage = Usage()
+        self.memory_only = memory_only  # why there is no transcript, when there should be one
+        self.write_error: str | None = memory_only
+        self.on_write_state: WriteListener | None = None
+        self._backlog: list[bytes] = []
+        self._backlog_bytes = 0
+        self.dropped_records = 0
 
     # -- building ---------------------------------------------------------------------------
     def start(self, meta: dict[str, Any]) -> None:
@@ -156,9 +203,13 @@ class MessageManager:
     def add_user(self, text: str) -> None:
         self.add(Message("user", text))
 
+    def add_result(self, result: ToolResult) -> None:
+        """One tool result, journaled the moment its call finishes."""
+        self.add(Message.tool_result(result))
+
     def add_results(self, results: list[ToolResult]) -> None:
         for result in results:
-            self.add(Message.tool_result(result))
+            self.add_result(result)
 
     def record_usage(self, usage: Usage) -> None:
         self.usage = self.usage + usage
@@ -189,18 +240,92 @@ class MessageManager:
             self.replace(fixed, "repair: " + "; ".join(fixes))
         return fixes
 
+    # -- the journal ------------------------------------------------------------------------
+    @property
+    def saved(self) -> bool:
+        """Everything recorded so far is on disk."""
+        return self.transcript is not None and self.write_error is None
+
     def _record(self, record: dict[str, Any]) -> None:
-        if self.transcript is not None:
+        if self.transcript is None:
+            return
+        data = self.transcript.encode(record)
+        self._backlog.append(data)
+        self._backlog_bytes += len(data)
+        while self._backlog_bytes > MAX_BACKLOG_BYTES and len(self._backlog) > 1:
+            self._backlog_bytes -= len(self._backlog.pop(0))
+            self.dropped_records += 1
+        self.flush()
+
+    def flush(self) -> bool:
+        """Write what is waiting. True when nothing is left unwritten."""
+        if self.transcript is None:
+            return False
+        while self._backlog:
             try:
-                self.transcript.write(record)
-            except OSError:
-                self.transcript = None  # disk trouble must not end the session; the UI warns via core
+                self.transcript.write_bytes(self._backlog[0])
+            except OSError as exc:
+                self._set_write_error(f"cannot write the session transcript {self.transcript.path}: "
+                                      f"{exc.strerror or exc}")
+                return False
+            self._backlog_bytes -= len(self._backlog.pop(0))
+        self._set_write_error(None)
+        return True
+
+    def _set_write_error(self, error: str | None) -> None:
+        if (error is None) == (self.write_error is None):
+            return  # said once; said again only when the state changes
+        self.write_error = error
+        if self.on_write_state is not None:
+            self.on_write_state(error)
+
+    def close(self) -> str | None:
+        """Write what is waiting and release the transcript. Returns None when all is saved, else why not."""
+        if self.transcript is None:
+            return self.memory_only or "this session has no transcript"
+        ok = self.flush()
+        waiting = len(self._backlog)
+        self.transcript.close()
+        if ok and not self.dropped_records:
+            return None
+        lost = waiting + self.dropped_records
+        return f"{self.write_error or 'records were dropped'} ({lost} record{'s' if lost != 1 else ''} not saved)"
 
 
 def open_session(data_dir: Path, session_id: str | None = None, secrets_to_mask: tuple[str, ...] = ()) -> MessageManager:
+    """A session with its transcript open and locked. Raises SessionBusy when another LACA holds it; a data dir
+    that cannot be written gives a session kept in memory (its `memory_only` says why)."""
     sid = session_id or new_session_id()
     path = sessions_dir(data_dir) / f"{sid}.jsonl"
-    return MessageManager(Transcript(path, secrets_to_mask), sid)
+    transcript = Transcript(path, secrets_to_mask, session_id=sid)
+    try:
+        transcript.open()
+    except OSError as exc:
+        why = (f"cannot write to {sessions_dir(data_dir)} ({exc.strerror or exc}): this session is kept in memory "
+               "only and will not be saved")
+        return MessageManager(None, sid, memory_only=why)
+    return MessageManager(transcript, sid)
+
+
+def resume_session(data_dir: Path, path: Path, secrets_to_mask: tuple[str, ...] = (), *,
+                   fork: bool = False) -> tuple[MessageManager, LoadedSession]:
+    """Reopen a session (locked first, then read, so no other writer can slip in between) and write back
+    what loading had to repair, so the next resume does not repair it again. With `fork`, a new session
+    starts from a copy of its history and the original is left alone."""
+    if fork:
+        loaded = load_transcript(path)
+        session = open_session(data_dir, secrets_to_mask=secrets_to_mask)
+        meta = {k: v for k, v in loaded.meta.items() if k not in ("session_id", "pid")}
+        session.start({**meta, "forked_from": path.stem, "pid": os.getpid()})
+        session.replace(loaded.messages, f"forked from session {path.stem}")
+        session.usage = loaded.usage
+        return session, loaded
+    session = open_session(data_dir, path.stem, secrets_to_mask)
+    loaded = load_transcript(path)
+    session.restore(loaded)
+    if loaded.repairs:
+        session.replace(loaded.messages, "repaired on load: " + "; ".join(loaded.repairs))
+    return session, loaded
 
 
 def find_session(data_dir: Path, session_id: str) -> Path | None:

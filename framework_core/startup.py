@@ -30,6 +30,7 @@ class StartOptions:
     resume: str | None = None  # "" = list sessions
     dry_run: bool = False
     no_mcp: bool = False
+    fork: bool = False  # with --continue / --resume: a new session starting from that one's history
 
 
 @dataclass
@@ -50,9 +51,14 @@ def load(opts: StartOptions) -> "LoadedConfig":
 
 def prepare(opts: StartOptions) -> Prepared:
     """Config, key and transcript. Raises ConfigError (MissingApiKeyError included)."""
+    from framework_core.tools import spill
+
     loaded = load(opts)
     check_key(loaded)
     session, warnings = choose_session(loaded, opts)
+    teps = loaded.config.teps_settings
+    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
+    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
     return Prepared(loaded, session, warnings)
 
 
@@ -103,16 +109,17 @@ def key_env_vars(loaded: "LoadedConfig") -> list[str]:
 
 def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["MessageManager", list[str]]:
     from framework_core.config_load import user_data_dir
-    from framework_core.session import find_session, list_sessions, load_transcript, open_session, secrets_in_env
+    from framework_core.session import find_session, latest_session, open_session, resume_session, secrets_in_env
+    from framework_core.tools.spill import remove_stale
 
     data = user_data_dir()
+    remove_stale(data)
     mask = secrets_in_env(key_env_vars(loaded))
     path: Path | None = None
     if opts.continue_latest:
-        found = list_sessions(data, loaded.workspace)
-        if not found:
+        path = latest_session(data, loaded.workspace)
+        if path is None:
             raise ConfigError(f"no earlier session for this workspace ({loaded.workspace}); start without --continue")
-        path = found[0].path
     elif opts.resume:
         path = find_session(data, opts.resume)
         if path is None:
@@ -121,12 +128,12 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
         session = open_session(data, secrets_to_mask=mask)
         session.start({"workspace": str(loaded.workspace), "provider": loaded.config.llm_provider,
                        "persona": loaded.config.default_persona, "pid": os.getpid()})
-        return session, []
-    loaded_session = load_transcript(path)
-    session = open_session(data, path.stem, secrets_to_mask=mask)
-    session.restore(loaded_session)
+        return session, [session.memory_only] if session.memory_only else []
+    session, loaded_session = resume_session(data, path, mask, fork=opts.fork)
     session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
-    return session, loaded_session.warnings + [f"Resumed session {path.stem} ({plural(len(session.messages), 'message')})."]
+    verb = f"Forked session {path.stem} into {session.session_id}" if opts.fork else f"Resumed session {path.stem}"
+    notes = [session.memory_only] if session.memory_only else []
+    return session, loaded_session.warnings + notes + [f"{verb} ({plural(len(session.messages), 'message')})."]
 
 
 def format_sessions(loaded: "LoadedConfig") -> str:

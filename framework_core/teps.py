@@ -100,20 +100,26 @@ class TEPSEngine:
         result = self.execute_batch([req])[0]
         return result.to_dict() if as_dict else result
 
-    def execute_batch(self, requests: list[ToolRequest]) -> list[ToolResult]:
+    def execute_batch(self, requests: list[ToolRequest],
+                      on_result: Callable[[ToolResult], None] | None = None) -> list[ToolResult]:
         """Decide and run several calls of one reply, in order; every call gets exactly one result.
 
-        Ctrl-C (KeyboardInterrupt) at a prompt or while a tool runs answers the current and all remaining calls
-        as interrupted, then re-raises so the turn ends with a valid history.
+        `on_result` receives each result as its call finishes (the session journals it at once, so a crash
+        mid-batch loses no finished result). Ctrl-C (KeyboardInterrupt) at a prompt or while a tool runs
+        answers the current and all remaining calls as interrupted, then re-raises so the turn ends with a
+        valid history.
         """
         results: list[ToolResult] = []
         total = len(requests)
+        keep = on_result or (lambda result: None)
         try:
             for index, req in enumerate(requests, start=1):
                 results.append(self._run_one(req, index, total))
+                keep(results[-1])
         except KeyboardInterrupt:
             for req in requests[len(results):]:
                 results.append(self._finish(_Prepared(req), self._interrupted(req), 0.0))
+                keep(results[-1])
             raise BatchInterrupted(results) from None
         return results
 
@@ -235,6 +241,7 @@ class TEPSEngine:
         ctx = self.context
         ctx.cancel.clear()
         ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
+        self.audit({"type": "tool_started", "request_id": req.request_id, "tool_name": req.tool_name})
         start = time.monotonic()
         try:
             data = spec.handler(dict(req.parameters), ctx)

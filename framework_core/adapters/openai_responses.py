@@ -44,33 +44,61 @@ def usage_of(u: Any) -> Usage:
     return Usage(max(0, (u.input_tokens or 0) - cached - written), u.output_tokens or 0, cached, written)
 
 
+def _refuses_encrypted_content(exc: Exception) -> bool:
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    return (getattr(exc, "status_code", None) == 400 and isinstance(error, dict)
+            and (error.get("param") == "include" or "encrypted content" in str(error.get("message", "")).lower()))
+
+
 class OpenAIResponsesAdapter(SDKAdapter):
     wire_api = WIRE
     sdk = ("openai", "OpenAI")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        profile = self.caps.profile
+        # Reasoning items come back encrypted only from models that reason; others refuse the `include`.
+        # An unknown model is assumed to reason (every current OpenAI model does); if the API refuses, the
+        # request is sent once more without it, and so are the next ones.
+        self._encrypted = profile.thinking != "none" if profile.known else True
+
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
-        cfg = self.config
+        cfg, caps = self.config, self.caps
         params: dict[str, Any] = {"model": cfg.model, "input": to_responses_input(messages, cfg.model),
-                                  "stream": True, "store": False, "include": ["reasoning.encrypted_content"]}
-        if self.caps.output_tokens is not None:  # the model's profile, or the entry's max_tokens
-            params["max_output_tokens"] = self.caps.output_tokens
+                                  "stream": True, "store": False}
+        if self._encrypted:
+            params["include"] = ["reasoning.encrypted_content"]
+        if caps.output_tokens is not None:  # the model's profile, or the entry's max_tokens
+            params["max_output_tokens"] = caps.output_tokens
         if system_prompt:
             params["instructions"] = system_prompt
         if tools:
             params["tools"] = to_responses_tools(tools)
-        reasoning = {k: v for k, v in (("effort", cfg.reasoning_effort), ("summary", cfg.reasoning_summary)) if v}
+        summary = cfg.reasoning_summary if self._encrypted else None
+        reasoning = {k: v for k, v in (("effort", caps.effort), ("summary", summary)) if v}
         if reasoning:
             params["reasoning"] = reasoning
-        if cfg.temperature is not None:
-            params["temperature"] = cfg.temperature
+        if caps.temperature is not None:  # None as well where the profile refuses sampling parameters
+            params["temperature"] = caps.temperature
         if cfg.extra_body:
             params["extra_body"] = dict(cfg.extra_body)
         return params
 
+    def _create(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Any:
+        params = self._params(messages, tools, system_prompt)
+        try:
+            return self.client.responses.create(**params)
+        except Exception as exc:
+            if "include" not in params or not _refuses_encrypted_content(exc):
+                raise
+        self._encrypted = False
+        return self.client.responses.create(**self._params(messages, tools, system_prompt))
+
     def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
         reply = _Reply()
         try:
-            stream = self.client.responses.create(**self._params(messages, tools, system_prompt))
+            stream = self._create(messages, tools, system_prompt)
             with stream:
                 for event in stream:
                     yield from self._on_event(event, reply, stream)

@@ -49,6 +49,11 @@ def bash_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
     command = _str_arg(args, "command") or ""
     if not command.strip():
         raise ToolArgumentError("argument 'command' is empty")
+    from framework_core.tools.interactive import needs_terminal
+
+    no_tty = needs_terminal(command)  # refused before anyone is asked: it could only wait out the timeout
+    if no_tty:
+        raise ToolArgumentError(no_tty)
     cwd = _bash_cwd(args, ctx)
     notes = [f"runs in {cwd}"] if cwd != ctx.workspace else []
     return ActionPreview("Run command", command, "bash", notes)
@@ -64,9 +69,11 @@ def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                             "duration_s": round(out.duration_s, 3)}
     if ran.notes:
         data["sandbox"] = " ".join(ran.notes)
-    if out.timed_out:
-        data["timed_out"] = True
-        data["note"] = f"killed after {ctx.settings.command_timeout_s:g} s (the whole process group)"
+    if out.timed_out or out.stopped:  # an error to the model and on screen, with what it printed so far
+        why = out.stopped or (f"timed out after {ctx.settings.command_timeout_s:g} s; its whole process group was "
+                              "killed (teps_settings.command_timeout_s)")
+        so_far = [f"{name}:\n{text}" for name, text in (("stdout", out.stdout), ("stderr", out.stderr)) if text]
+        raise ToolError(why, details="\n".join(so_far) or "(no output before it was stopped)")
     if out.cancelled:
         data["cancelled"] = True
     if out.full_output_path:

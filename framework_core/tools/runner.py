@@ -11,7 +11,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, IO
+from typing import TYPE_CHECKING, Callable, IO
+
+if TYPE_CHECKING:
+    from framework_core.tools.spill import OutputLimits
 
 CHUNK = 1024 * 1024
 PIPE_SIZE = 1024 * 1024
@@ -28,31 +31,80 @@ class CommandOutcome:
     duration_s: float
     total_bytes: int
     full_output_path: str | None
+    stopped: str | None = None  # why LACA stopped it early besides a timeout or Ctrl-C, in plain words
+
+
+TTY_MARKERS = (b"Output is not to a terminal", b"Input is not from a terminal")  # vim, vi, view, vimdiff …
+TTY_GRACE_S = 4.0  # `vim -c wq f` warns too, then finishes; a real wait for keys goes on past this
 
 
 class _Capture:
-    """Keeps the head and a rolling tail of one stream; spills everything to a file past the budget."""
+    """Keeps the head and a rolling tail of one stream; past the budget, saves everything to a file in the
+    session's output folder, within the session's disk budget. A write error on that file sets `error`:
+    the caller stops the command rather than let it fill the disk."""
 
-    def __init__(self, budget: int, name: str, spill_dir: Path) -> None:
+    def __init__(self, budget: int, name: str, spill_dir: Path | None, limits: "OutputLimits | None" = None) -> None:
         self.half = max(budget // 2, 256)
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
         self.name = name
         self.spill_dir = spill_dir
+        self.limits = limits
         self.spill: IO[bytes] | None = None
         self.spill_path: str | None = None
+        self.error: str | None = None  # the spill file could not be written: stop the command
+        self.unsaved: str | None = None  # why the full output is not (all) saved
+        self.tty_since: float | None = None  # when the program said it has no terminal
+
+    def _open_spill(self) -> None:
+        if self.spill_dir is None:
+            self.unsaved = "LACA has no writable folder for it"
+            return
+        try:
+            self.spill_dir.mkdir(parents=True, exist_ok=True)
+            fd, self.spill_path = tempfile.mkstemp(prefix=f"laca-{self.name}-", suffix=".log", dir=self.spill_dir)
+        except OSError as exc:
+            self.error = f"could not save the full {self.name} in {self.spill_dir}: {exc.strerror or exc}"
+            return
+        self.spill = os.fdopen(fd, "wb")
+        self._save(bytes(self.head) + bytes(self.tail))
+
+    def _save(self, data: bytes | memoryview) -> None:
+        assert self.spill is not None
+        if self.limits is not None and not self.limits.budget.take(len(data)):
+            mb = self.limits.budget.limit / 1e6
+            self.unsaved = (f"only its first {self.spill.tell():,} bytes were saved: the session's budget for saved "
+                            f"output ({mb:,.0f} MB, teps_settings.output_session_max_bytes) is used up")
+            self._close_spill()
+            return
+        try:
+            self.spill.write(data)
+        except OSError as exc:
+            self.error = f"could not save the full {self.name} to {self.spill_path}: {exc.strerror or exc}"
+            self._close_spill(remove=True)  # give back the disk it took
+
+    def _close_spill(self, remove: bool = False) -> None:
+        spill, self.spill = self.spill, None
+        if spill is not None:
+            try:
+                spill.close()
+            except OSError as exc:  # the last buffered bytes did not fit
+                self.unsaved = self.unsaved or f"the saved copy is incomplete ({exc.strerror or exc})"
+        if remove and self.spill_path:
+            try:
+                os.unlink(self.spill_path)
+            except OSError:
+                pass
+            self.unsaved, self.spill_path = self.error, None
 
     def add(self, data: bytes | memoryview) -> None:
         self.total += len(data)
-        if self.spill is None and self.total > 2 * self.half:
-            self.spill_dir.mkdir(parents=True, exist_ok=True)
-            fd, self.spill_path = tempfile.mkstemp(prefix=f"laca-{self.name}-", suffix=".log", dir=self.spill_dir)
-            self.spill = os.fdopen(fd, "wb")
-            self.spill.write(self.head)
-            self.spill.write(self.tail)
+        if self.spill is None and self.spill_path is None and self.unsaved is None and self.error is None \
+                and self.total > 2 * self.half:
+            self._open_spill()
         if self.spill is not None:
-            self.spill.write(data)
+            self._save(data)
         room = self.half - len(self.head)
         if room > 0:
             self.head += data[:room]
@@ -64,17 +116,24 @@ class _Capture:
             if len(self.tail) > 2 * self.half:
                 del self.tail[: len(self.tail) - self.half]
 
+    def needs_tty(self) -> bool:
+        """The program said it has no terminal and went on waiting past the grace period."""
+        if self.tty_since is None and self.total <= 4096 and any(m in self.head for m in TTY_MARKERS):
+            self.tty_since = time.monotonic()
+        return self.tty_since is not None and time.monotonic() - self.tty_since > TTY_GRACE_S
+
     def text(self) -> str:
-        if self.spill is not None:
-            self.spill.close()
+        self._close_spill()
         kept_tail = bytes(self.tail[-self.half:]) if self.total > 2 * self.half else bytes(self.tail)
         cut = self.total - len(self.head) - len(kept_tail)
         head = bytes(self.head).decode("utf-8", errors="replace")
         tail = kept_tail.decode("utf-8", errors="replace")
         if cut <= 0:
             return head + tail
-        note = (f"\n[… {cut:,} bytes cut from the middle ({self.total:,} bytes in all); "
-                f"full {self.name} saved to {self.spill_path} …]\n")
+        where = (f"full {self.name} saved to {self.spill_path}" if self.spill_path and not self.unsaved
+                 else f"full {self.name} {'partly ' if self.spill_path else 'not '}saved"
+                      + (f" to {self.spill_path}" if self.spill_path else "") + f": {self.unsaved}")
+        note = f"\n[… {cut:,} bytes cut from the middle ({self.total:,} bytes in all); {where} …]\n"
         return head + note + tail
 
 
@@ -128,9 +187,20 @@ class _Emitter:
             self.pending, self.size, self.last = [], 0, time.monotonic()
 
 
+def _stop_reason(caps: dict[str, _Capture], max_bytes: int | None) -> str | None:
+    """Why the command must stop now although it still runs: too much output, no disk, no terminal."""
+    if max_bytes is not None and caps["stdout"].total + caps["stderr"].total > max_bytes:
+        return "capped"
+    if caps["stdout"].error or caps["stderr"].error:
+        return "spill_error"
+    if caps["stderr"].needs_tty() or caps["stdout"].needs_tty():
+        return "needs_tty"
+    return None
+
+
 def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Emitter, *, start: float,
-          timeout_s: float, cancel: threading.Event | None) -> str:
-    """Read both pipes until they close. Returns "done", "timeout" or "cancelled"."""
+          timeout_s: float, cancel: threading.Event | None, max_bytes: int | None = None) -> str:
+    """Read both pipes until they close. Returns "done", "timeout", "cancelled" or a `_stop_reason`."""
     assert proc.stdout and proc.stderr
     buffer = bytearray(CHUNK)  # one buffer reused for every read: no allocation per megabyte
     view = memoryview(buffer)
@@ -149,6 +219,9 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
                 return "timeout"
             if cancel is not None and cancel.is_set():
                 return "cancelled"
+            stop = _stop_reason(caps, max_bytes)
+            if stop is not None:
+                return stop
             for key, _ in sel.select(timeout=0.1):
                 size = os.readv(key.fileobj.fileno(), [buffer])  # type: ignore[union-attr]
                 if size:
@@ -164,35 +237,67 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
 
 def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: float, budget_chars: int,
                 cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
-                spill_dir: Path | None = None, wrapper: list[str] | None = None,
+                spill_dir: Path | None = None, limits: "OutputLimits | None" = None, wrapper: list[str] | None = None,
                 pass_fds: tuple[int, ...] = ()) -> CommandOutcome:
     """Run `bash -c command`, behind `wrapper` (the sandbox's argv prefix) when one is given."""
-    spill_dir = spill_dir or Path(tempfile.gettempdir()) / "laca-output"
+    from framework_core.tools import reaper, spill
+
+    limits = limits or spill.default_limits()
+    spill_dir = spill_dir or limits.spill_dir  # the session's own folder, not the shared /tmp
     start = time.monotonic()
     proc = subprocess.Popen([*(wrapper or []), "bash", "-c", command], cwd=str(cwd), env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, pass_fds=pass_fds)
+    reaper.track(proc.pid)  # killed with LACA if LACA dies first
     _grow_pipes(proc)
-    caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir),
-            "stderr": _Capture(budget_chars // 3, "stderr", spill_dir)}
+    caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir, limits),
+            "stderr": _Capture(budget_chars // 3, "stderr", spill_dir, limits)}
     emitter = _Emitter(on_output)
     try:
-        how = _pump(proc, caps, emitter, start=start, timeout_s=timeout_s, cancel=cancel)
+        how = _pump(proc, caps, emitter, start=start, timeout_s=timeout_s, cancel=cancel, max_bytes=limits.max_bytes)
     except KeyboardInterrupt:
         kill_group(proc)
+        reaper.untrack(proc.pid)
         raise
-    if how != "done":
-        kill_group(proc)
+    if how == "done":
+        how = _wait_exit(proc, start=start, timeout_s=timeout_s, cancel=cancel)  # it closed its pipes but runs on
+    kill_group(proc, 0.2 if how == "done" else 1.0)  # background children (`cmd &`) end with their call
     emitter.flush(force=True)
     try:
         code = proc.wait(timeout=2)
     except subprocess.TimeoutExpired:
         kill_group(proc)
         code = proc.wait()
+    reaper.untrack(proc.pid)
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
     out, err = caps["stdout"], caps["stderr"]
     return CommandOutcome(out.text(), err.text(), code if how == "done" else None, how == "timeout",
                           how == "cancelled", time.monotonic() - start, out.total + err.total,
-                          out.spill_path or err.spill_path)
+                          out.spill_path or err.spill_path, _stopped_note(how, caps, limits))
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], *, start: float, timeout_s: float,
+               cancel: threading.Event | None) -> str:
+    while True:
+        try:
+            proc.wait(timeout=0.1)
+            return "done"
+        except subprocess.TimeoutExpired:
+            if time.monotonic() - start > timeout_s:
+                return "timeout"
+            if cancel is not None and cancel.is_set():
+                return "cancelled"
+
+
+def _stopped_note(how: str, caps: dict[str, _Capture], limits: "OutputLimits") -> str | None:
+    if how == "capped":
+        return (f"stopped after {limits.max_bytes / 1e6:,.0f} MB of output (teps_settings.output_max_bytes); "
+                "filter the output or redirect it to a file")
+    if how == "spill_error":
+        return "stopped: " + (caps["stdout"].error or caps["stderr"].error or "its output could not be saved")
+    if how == "needs_tty":
+        return ("stopped: it needs an interactive terminal, which commands run by LACA do not have; use a "
+                "non-interactive form (e.g. sed or writeFile instead of an editor)")
+    return None

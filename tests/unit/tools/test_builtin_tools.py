@@ -109,7 +109,11 @@ def test_200_mb_of_output_keeps_memory_bounded(tmp_path: Path) -> None:
     import resource
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    out = run("yes 'a typical line of build output' | head -c 200000000", tmp_path, budget_chars=30_000)
+    from framework_core.tools.spill import OutputLimits, SessionBudget
+
+    roomy = OutputLimits(tmp_path / "spill", max_bytes=300_000_000, budget=SessionBudget(300_000_000))
+    out = run("yes 'a typical line of build output' | head -c 200000000", tmp_path, budget_chars=30_000,
+              limits=roomy)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert out.total_bytes == 200_000_000 and out.exit_code == 0
     assert len(out.stdout) < 31_000 and "cut from the middle" in out.stdout
