@@ -1,21 +1,43 @@
-"""A fake OpenAI Chat Completions server: SSE streaming, tool calls split across deltas, history checks."""
+"""A fake OpenAI server: Chat Completions (SSE, tool calls split across deltas, the API's rules) and, like
+api.openai.com, the Responses API on /v1/responses (`openai_responses_server`).
+
+`dialect` picks which server the Chat Completions side imitates (see `chat_rules`): `openai`, or one of
+the compatible servers with their habits: `gemini` sends each tool call whole without an `index`,
+ends with `finish_reason: "stop"` and signs each call; `vllm` sends reasoning as `reasoning_content`
+and has a strict chat template; `ollama` writes reasoning inline as `<think>…</think>`.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.fakes import chat_rules, openai_models
 from tests.fakes.base import FakeServerBase
-from tests.fakes.script import Reply, chunks
+from tests.fakes.script import Reply, ToolCallSpec, chunks
+
+FINISH = {"limit": "length", "filter": "content_filter"}
+DIALECTS = ("openai", "gemini", "vllm", "ollama")
 
 
 class FakeOpenAIServer(FakeServerBase):
     wire = "openai"
     post_path = "/chat/completions"
     default_model = "fake-gpt"
+
+    def __init__(self, api_key: str | None = None, port: int = 0, dialect: str = "openai") -> None:
+        from tests.fakes.openai_responses_server import ResponsesEndpoint
+
+        if dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
+        self.dialect = dialect
+        self.signatures: dict[str, str] = {}  # Gemini thought signatures handed out, by call id
+        self.responses = ResponsesEndpoint(self)
+        super().__init__(api_key=api_key, port=port)
 
     @property
     def base_url(self) -> str:
@@ -28,47 +50,82 @@ class FakeOpenAIServer(FakeServerBase):
     def handle_get(self, handler: BaseHTTPRequestHandler) -> None:
         if handler.path.rstrip("/").endswith("/models"):
             return self.send_json(handler, 200, {"object": "list", "data": [
-                {"id": "fake-gpt", "object": "model", "created": 0, "owned_by": "laca-tests"},
-                {"id": "fake-gpt-mini", "object": "model", "created": 0, "owned_by": "laca-tests"}]})
+                {"id": name, "object": "model", "created": 0, "owned_by": "laca-tests"}
+                for name in openai_models.listed()]})
         super().handle_get(handler)
 
-    @staticmethod
-    def validate(messages: list[dict[str, Any]]) -> str | None:
-        open_ids: list[str] = []
-        for i, m in enumerate(messages):
-            role = m.get("role")
-            if role == "tool":
-                if m.get("tool_call_id") not in open_ids:
-                    return (f"Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
-                            f"with 'tool_calls' (messages[{i}].tool_call_id={m.get('tool_call_id')!r}).")
-                open_ids.remove(m["tool_call_id"])
-                continue
-            if open_ids:
-                return ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                        f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(open_ids)}")
-            if role == "assistant":
-                open_ids = [c["id"] for c in m.get("tool_calls") or []]
-        if open_ids:
-            return f"tool_call_ids did not have response messages: {', '.join(open_ids)}"
-        return None
+    def handle_post(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        if handler.path.split("?")[0].rstrip("/").endswith("/responses"):
+            return self.responses.handle(handler, body)
+        if handler.path.split("?")[0].rstrip("/").endswith(self.post_path):
+            problem = chat_rules.check(body, self.dialect, self.signatures)
+            if problem:
+                return self.send_json(handler, *problem)
+        super().handle_post(handler, body)
+
+    def validate(self, messages: list[dict[str, Any]]) -> str | None:
+        return None  # checked before, with each dialect's own status and wording (chat_rules)
+
+    def neutral(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return chat_rules.neutral(messages)
+
+    # -- what the reply looks like on this dialect ------------------------------------------------------
+    def _call(self, call: ToolCallSpec, args: str) -> dict[str, Any]:
+        cid = call.id or f"call_{uuid.uuid4().hex[:12]}"
+        out: dict[str, Any] = {"id": cid, "type": "function", "function": {"name": call.name, "arguments": args}}
+        if self.dialect == "gemini":
+            signature = base64.b64encode(f"signed:{cid}".encode()).decode()
+            self.signatures[cid] = signature
+            out["extra_content"] = {"google": {"thought_signature": signature}}
+        return out
+
+    def _args(self, reply: Reply) -> list[str]:
+        """Each call's arguments; the last one cut halfway when the output limit stops the reply."""
+        out = [c.raw_arguments if c.raw_arguments is not None else json.dumps(c.arguments) for c in reply.tool_calls]
+        if out and reply.stop == "limit":
+            out[-1] = out[-1][: len(out[-1]) // 2]
+        return out
+
+    def _finish(self, reply: Reply) -> str:
+        if reply.stop:
+            return FINISH[reply.stop]
+        return "tool_calls" if reply.tool_calls and self.dialect != "gemini" else "stop"
 
     @staticmethod
-    def neutral(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [{"role": m.get("role"), "content": m.get("content") or "",
-                 "kind": "tool_result" if m.get("role") == "tool" else m.get("role")} for m in messages]
+    def _usage(reply: Reply) -> dict[str, Any]:
+        return {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage),
+                "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
 
     def whole(self, reply: Reply, model: str) -> dict[str, Any]:
-        calls = [{"id": c.id or f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-                  "function": {"name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}}
-                 for c in reply.tool_calls]
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        calls = [self._call(c, a) for c, a in zip(reply.tool_calls, self._args(reply))]
+        text = reply.text
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if reply.reasoning and self.dialect == "vllm":
+            message["reasoning_content"] = reply.reasoning
+        elif reply.reasoning and self.dialect == "ollama":
+            message["content"] = f"<think>{reply.reasoning}</think>\n\n{text}"
         if calls:
             message["tool_calls"] = calls
         return {"id": f"chatcmpl-{uuid.uuid4().hex[:10]}", "object": "chat.completion", "created": int(time.time()),
-                "model": model, "choices": [{"index": 0, "message": message,
-                                             "finish_reason": "tool_calls" if calls else "stop"}],
-                "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
-                          "total_tokens": sum(reply.usage)}}
+                "model": model, "choices": [{"index": 0, "message": message, "finish_reason": self._finish(reply)}],
+                "usage": self._usage(reply)}
+
+    def _deltas(self, reply: Reply) -> list[dict[str, Any]]:
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        if reply.reasoning and self.dialect == "vllm":
+            deltas += [{"reasoning_content": part} for part in chunks(reply.reasoning, reply.chunk_size)]
+        text = reply.text
+        if reply.reasoning and self.dialect == "ollama":
+            text = f"<think>{reply.reasoning}</think>\n\n{text}"
+        deltas += [{"content": part} for part in chunks(text, reply.chunk_size)]
+        for index, (call, args) in enumerate(zip(reply.tool_calls, self._args(reply))):
+            if self.dialect == "gemini":  # each call whole, in one delta, without an index
+                deltas.append({"tool_calls": [self._call(call, args)]})
+                continue
+            head = self._call(call, "")
+            deltas.append({"tool_calls": [dict(head, index=index)]})
+            deltas += [{"tool_calls": [{"index": index, "function": {"arguments": part}}]} for part in chunks(args, 7)]
+        return deltas
 
     def stream(self, handler: BaseHTTPRequestHandler, reply: Reply, model: str, body: dict[str, Any]) -> None:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -78,20 +135,10 @@ class FakeOpenAIServer(FakeServerBase):
             return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
-        events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
-        events += [chunk({"content": part}) for part in chunks(reply.text, reply.chunk_size)]
-        for index, call in enumerate(reply.tool_calls):
-            args = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
-            events.append(chunk({"tool_calls": [{"index": index, "id": call.id or f"call_{uuid.uuid4().hex[:12]}",
-                                                 "type": "function", "function": {"name": call.name, "arguments": ""}}]}))
-            events += [chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
-                       for part in chunks(args, 7)]
-        events.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+        events = [chunk(d) for d in self._deltas(reply)] + [chunk({}, self._finish(reply))]
         if include_usage:
             events.append({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                           "choices": [], "usage": {"prompt_tokens": reply.usage[0],
-                                                    "completion_tokens": reply.usage[1],
-                                                    "total_tokens": sum(reply.usage)}})
+                           "choices": [], "usage": self._usage(reply)})
         self.start_sse(handler)
         fault = reply.fault
         if fault and fault.kind == "stall":
@@ -105,7 +152,7 @@ class FakeOpenAIServer(FakeServerBase):
                     self.write_event(handler, {"error": {"message": f"injected {fault.error_type}",
                                                          "type": fault.error_type, "code": fault.error_type}})
                     return self.drop(handler)
-                if fault and fault.kind == "truncate" and n == len(events) - 2:
+                if fault and fault.kind == "truncate" and n == len(events) - (2 if include_usage else 1):
                     return self.drop(handler)  # ends cleanly but without finish_reason / [DONE]
                 self.write_event(handler, event)
                 if reply.delay_s:

@@ -1,0 +1,53 @@
+"""The models the fake OpenAI endpoints serve, and what each accepts, as api.openai.com decides it.
+
+Known models are the fake's own names plus the installed SDK's model lists (generated from the API's
+OpenAPI description), less those retired. Reasoning models (the o-series, gpt-5 and later, except the
+`*-chat-latest` chat models) take `max_completion_tokens` and a reasoning effort and refuse sampling
+parameters; the others take either token parameter and refuse a reasoning effort. Deliberately
+independent of LACA's own capability profiles: a fake that read them could not catch them being wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from functools import lru_cache
+
+FAKE_PLAIN = {"fake-gpt", "fake-gpt-mini", "fake-model", "m"}  # "m": the name the benchmarks send
+FAKE_REASONING = {"fake-reasoner"}
+RETIRED = {"o4-mini", "o4-mini-2025-04-16"}
+REASONING_NAME = re.compile(r"^(o\d|gpt-([5-9]|\d\d)|codex-)")
+
+
+@lru_cache(maxsize=1)
+def sdk_models() -> frozenset[str]:
+    from openai.types.shared.responses_model import ResponsesModel
+
+    names: set[str] = set()
+    pending = list(typing.get_args(ResponsesModel))
+    while pending:
+        arg = pending.pop()
+        if isinstance(arg, str):
+            names.add(arg)
+        else:
+            pending += typing.get_args(arg)
+    return frozenset(names)
+
+
+def known(model: str) -> bool:
+    return model in FAKE_PLAIN or model in FAKE_REASONING or (model in sdk_models() and model not in RETIRED)
+
+
+def is_reasoning(model: str) -> bool:
+    if model in FAKE_REASONING:
+        return True
+    return bool(REASONING_NAME.match(model)) and not model.endswith("-chat-latest")
+
+
+def listed() -> list[str]:
+    """What GET /models answers: the fake's own models first."""
+    return sorted(FAKE_PLAIN - {"m"}) + sorted(FAKE_REASONING)
+
+
+def model_not_found(model: str) -> str:
+    return f"The model `{model}` does not exist or you do not have access to it."
