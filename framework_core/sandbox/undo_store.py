@@ -143,6 +143,8 @@ class UndoEntry:
         try:
             st = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
+            for missing in _missing_parents(path):  # a write creates them: undo removes them (if empty)
+                self.save_absent(missing)
             return self.save_absent(path)
         root = NodeState.from_stat(st, path)
         saved = [self._save(path, "", root, st.st_nlink, link)]
@@ -419,6 +421,16 @@ def _short(label: str, limit: int = 40) -> str:
 
 
 # ---- file system helpers (shared with changeset.py) ----------------------------------------------------
+def _missing_parents(path: str) -> list[str]:
+    """The folders above `path` that do not exist yet, outermost first."""
+    out: list[str] = []
+    parent = os.path.dirname(path)
+    while parent and parent != os.path.dirname(parent) and not os.path.lexists(parent):
+        out.append(parent)
+        parent = os.path.dirname(parent)
+    return out[::-1]
+
+
 def walk_tree(top: str, keep: frozenset[str], kept: list[str]) -> Iterator[tuple[str, str, NodeState, os.stat_result]]:
     """Everything under the folder `top`, parents first, never following symlinks: (relative path, full
     path, state, stat). Paths in `keep` are skipped (and listed in `kept`)."""
