@@ -8,16 +8,14 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from framework_core.approval import ScriptedApprover
-from framework_core.config_load import Overrides, load_config
 from framework_core.events import AssistantReasoningDelta, AssistantTextDelta, RetryScheduled
 from framework_core.history import is_valid
 from framework_core.lial_core import Message
-from framework_core.session import load_transcript, open_session
-from framework_core.wiring import build_agent
+from framework_core.session import load_transcript
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.script import Fault, Reply, ToolCallSpec
 from tests.integration.conftest import Rig
+from tests.integration.provider_rig import provider_rig
 
 KEY = "test-key-openai"
 
@@ -25,18 +23,7 @@ KEY = "test-key-openai"
 def responses_rig(server: FakeOpenAIServer, workspace: Path, monkeypatch: pytest.MonkeyPatch,
                   model: str = "fake-reasoner", extra: str = "    reasoning_summary: auto\n    max_tokens: 2000\n"
                   ) -> Rig:
-    server._queue.clear()
-    (workspace / "framework_config.yaml").write_text(
-        f"llm_provider: oai\nllm_settings:\n  oai:\n    type: openai-responses\n    base_url: {server.base_url}\n"
-        f"    model: {model}\n    api_key_env_var: OPENAI_API_KEY\n    request_timeout_s: 1\n{extra}"
-        "retry:\n  initial_delay_s: 0.01\n  max_delay_s: 0.2\n")
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    events: list = []
-    approver = ScriptedApprover()
-    session = open_session(workspace.parent / "data")
-    parts = build_agent(load_config(workspace, Overrides()), events=events.append, approver=approver,
-                        session=session, start_mcp=False)
-    return Rig(parts.agent, approver, events, server, workspace)
+    return provider_rig(server, workspace, monkeypatch, api_type="openai-responses", model=model, extra=extra)
 
 
 @pytest.fixture
@@ -169,8 +156,8 @@ def test_switch_to_chat_and_anthropic_keeps_the_history_valid(rig: Rig, anthropi
     rig.server.enqueue(Reply(reasoning="r", tool_calls=[bash_call("ls", "w1")]), Reply(text="listed"))
     rig.agent.run_turn("list files")
     settings = rig.agent.config.llm_settings
-    settings["chat"] = settings["oai"].model_copy(update={"type": "openai", "model": "fake-gpt"})
-    settings["claude"] = settings["oai"].model_copy(update={"type": "anthropic", "base_url": anthropic_server.base_url,
+    settings["chat"] = settings["p"].model_copy(update={"type": "openai", "model": "fake-gpt"})
+    settings["claude"] = settings["p"].model_copy(update={"type": "anthropic", "base_url": anthropic_server.base_url,
                                                             "api_key_env_var": "ANTHROPIC_API_KEY"})
     monkey_key = {"ANTHROPIC_API_KEY": "test-key-anthropic"}
     rig.agent.env = {**rig.agent.env, **monkey_key}
@@ -180,7 +167,7 @@ def test_switch_to_chat_and_anthropic_keeps_the_history_valid(rig: Rig, anthropi
     rig.agent.set_provider("claude")
     anthropic_server.enqueue(Reply(text="claude sees it"))
     assert rig.agent.run_turn("and now?").text == "claude sees it"
-    rig.agent.set_provider("oai")
+    rig.agent.set_provider("p")
     rig.server.enqueue(Reply(text="back"))
     assert rig.agent.run_turn("back again").text == "back"
 
