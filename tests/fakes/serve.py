@@ -2,6 +2,11 @@
 
     python -m tests.fakes.serve --wire openai --port 8765
     OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=test laca
+
+The OpenAI fake answers both Chat Completions (type: openai) and the Responses API (type: openai-responses)
+on the same base URL, as api.openai.com does; `--wire openai-responses` starts the same server. Its model
+`fake-reasoner` reasons (reasoning items, summaries with `reasoning_summary: auto`). `--dialect` makes the
+Chat Completions side behave like a compatible server: gemini, vllm or ollama.
 """
 
 from __future__ import annotations
@@ -10,19 +15,38 @@ import argparse
 import time
 
 from tests.fakes.anthropic_server import FakeAnthropicServer
-from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.openai_server import DIALECTS, FakeOpenAIServer
+
+RESPONSES_HINT = """\
+A provider entry for the Responses API (e.g. in the workspace's framework_config.yaml):
+  llm_provider: fake
+  llm_settings:
+    fake:
+      type: openai-responses
+      base_url: {url}
+      model: fake-reasoner
+      api_key_env_var: OPENAI_API_KEY
+      reasoning_summary: auto
+Try:  hello      run: ls -la      multi: pwd ;; date"""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--wire", choices=["openai", "anthropic"], default="openai")
+    parser.add_argument("--wire", choices=["openai", "openai-responses", "anthropic"], default="openai")
+    parser.add_argument("--dialect", choices=DIALECTS, default="openai",
+                        help="which server the OpenAI Chat Completions side imitates")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--api-key", default=None)
     args = parser.parse_args()
-    cls = FakeOpenAIServer if args.wire == "openai" else FakeAnthropicServer
-    server = cls(api_key=args.api_key, port=args.port)
-    var = "OPENAI_BASE_URL" if args.wire == "openai" else "ANTHROPIC_BASE_URL"
+    server: FakeOpenAIServer | FakeAnthropicServer
+    if args.wire == "anthropic":
+        server = FakeAnthropicServer(api_key=args.api_key, port=args.port)
+    else:
+        server = FakeOpenAIServer(api_key=args.api_key, port=args.port, dialect=args.dialect)
+    var = "ANTHROPIC_BASE_URL" if args.wire == "anthropic" else "OPENAI_BASE_URL"
     print(f"fake {args.wire} server: {server.base_url}   (export {var}={server.base_url})", flush=True)
+    if args.wire == "openai-responses":
+        print(RESPONSES_HINT.format(url=server.base_url), flush=True)
     try:
         while True:
             time.sleep(3600)
