@@ -36,6 +36,7 @@ class ApprovalRequest:
     sandbox_note: str | None = None  # what the sandbox allows this call, shown before the answer
     sandbox_warn: bool = False  # the note deserves attention (network given, or no sandbox at all)
     can_unsandbox: bool = False  # offer the explicit, red "run outside the sandbox once" choice
+    control_note: str | None = None  # a write to a control path: what it can do, shown in red
 
     @property
     def allow_session(self) -> bool:

@@ -151,6 +151,9 @@ class FrameworkConfig(_Model):
     mcp_startup_wait_s: float = Field(10.0, ge=0, description="How long the first request waits for MCP servers still starting.")
     ui: UiSettings = Field(default_factory=UiSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    trusted_workspaces: list[str] = Field(default_factory=list, description="Workspaces whose own MCP servers, "
+                                          "tools, rules and settings are trusted without asking (user config "
+                                          "only: a workspace cannot trust itself).")
 
     @field_validator("llm_settings")
     @classmethod

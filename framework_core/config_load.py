@@ -16,7 +16,10 @@ from framework_core.yaml_load import YamlDoc, line_of, load_yaml_mapping, type_n
 __all__ = ["LoadedConfig", "Overrides", "load_config", "line_of", "read_yaml_file", "resolve_api_key"]
 
 if TYPE_CHECKING:  # pydantic is heavy: the models load only when a config is validated
+    from typing import Callable
+
     from framework_core.config import FrameworkConfig
+    from framework_core.trust import TrustDecision
 
 FRAMEWORK_DIR = Path(__file__).resolve().parent.parent
 CONFIG_NAME = "framework_config.yaml"
@@ -53,12 +56,19 @@ class Overrides:
     trust: bool = False  # --trust: trust this workspace's additions (recorded like a "yes" at the question)
 
 
+def _empty_trust() -> "TrustDecision":
+    from framework_core.trust import TrustDecision
+
+    return TrustDecision()
+
+
 @dataclass
 class LoadedConfig:
     config: "FrameworkConfig"
     sources: dict[tuple[str, ...], str] = field(default_factory=dict)  # key path -> layer label
     files: list[Path] = field(default_factory=list)
     workspace: Path = field(default_factory=Path.cwd)
+    trust: "TrustDecision" = field(default_factory=lambda: _empty_trust())
 
     def source_of(self, path: tuple[str, ...]) -> str:
         for n in range(len(path), 0, -1):
@@ -168,7 +178,9 @@ def config_layers(workspace: Path, overrides: Overrides) -> list[tuple[str, Path
 
 
 def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
-                 sources: dict[tuple[str, ...], str]) -> dict[str, YamlDoc]:
+                 sources: dict[tuple[str, ...], str], gate: "Callable[[dict[str, Any]], dict[str, Any]]"
+                 ) -> dict[str, YamlDoc]:
+    """Merge the file layers in order; the workspace's own file passes through `gate` (workspace trust)."""
     docs: dict[str, YamlDoc] = {}
     for label, path in config_layers(workspace, overrides):
         if not path.is_file() and not path.is_fifo():
@@ -176,9 +188,30 @@ def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
         doc = load_yaml_mapping(path, what="config file")
         _resolve_paths(doc.data, path.parent)
         full = f"{label} ({path})"
-        _merge(data, doc.data, full, sources)
+        _merge(data, gate(doc.data) if label == "workspace" else doc.data, full, sources)
         docs[full] = doc
     return docs
+
+
+def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], given: "TrustDecision | None"):
+    """A gate for the workspace layer and a getter for the decision it made (made once, on first need)."""
+    from framework_core import trust as tr
+
+    made: list[tr.TrustDecision] = []
+
+    def decision(layer: dict[str, Any]) -> tr.TrustDecision:
+        if not made:
+            listed = data.get("trusted_workspaces") or []
+            trust_all = overrides.trust or any(Path(os.path.expanduser(str(p))).resolve() == workspace
+                                               for p in listed if isinstance(p, str))
+            additions = [a for a, _ in tr.config_additions(layer)] + tr.file_additions(workspace)
+            made.append(given or tr.decide(workspace, additions, tr.default_store(), trust_all=trust_all))
+        return made[0]
+
+    def gate(layer: dict[str, Any]) -> dict[str, Any]:
+        return tr.filter_layer(layer, decision(layer).approved)
+
+    return gate, lambda: decision({})
 
 
 def _unknown_provider(cfg: "FrameworkConfig", docs: dict[str, YamlDoc],
@@ -194,13 +227,16 @@ def _unknown_provider(cfg: "FrameworkConfig", docs: dict[str, YamlDoc],
 
 
 def load_config(workspace: Path | None = None, overrides: Overrides | None = None,
-                env: dict[str, str] | None = None) -> LoadedConfig:
+                env: dict[str, str] | None = None, trust: "TrustDecision | None" = None) -> LoadedConfig:
+    """The layered config. The workspace's own additions apply only as far as `trust` (or, when None, the
+    trust store, `--trust` and the user's `trusted_workspaces`) allows; see framework_core/trust.py."""
     workspace = (workspace or Path.cwd()).resolve()
     overrides = overrides or Overrides()
     env = os.environ if env is None else env
     data: dict[str, Any] = {}
     sources: dict[tuple[str, ...], str] = {}
-    docs = _read_layers(workspace, overrides, data, sources)
+    gate, decision = _trust_gate(workspace, overrides, data, trust)
+    docs = _read_layers(workspace, overrides, data, sources, gate)
     env_layer: dict[str, Any] = {}
     for var, keys in ENV_VARS.items():
         if env.get(var):
@@ -226,7 +262,7 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
     cfg = _validate(data, docs, sources)
     if cfg.llm_provider not in cfg.llm_settings:
         raise _unknown_provider(cfg, docs, sources)
-    return LoadedConfig(cfg, sources, [d.path for d in docs.values()], workspace)
+    return LoadedConfig(cfg, sources, [d.path for d in docs.values()], workspace, decision())
 
 
 def resolve_api_key(cfg: "FrameworkConfig", provider: str | None = None,

@@ -186,7 +186,16 @@ class TEPSEngine:
         command = req.parameters.get("command") if spec.kind == "bash" else None
         return CallFacts(tool_name=spec.name, kind=spec.kind, source=spec.source, permission=spec.permission,
                          command=str(command) if command is not None else None, path=preview.path,
-                         inside_workspace=preview.inside_workspace, home=str(Path.home()))
+                         inside_workspace=preview.inside_workspace, home=str(Path.home()),
+                         control=self._control(spec, preview))
+
+    def _control(self, spec: ToolSpec, preview: ActionPreview) -> str | None:
+        """What a write to a control path can do (git hooks, .mcp.json, rule files, ...), or None."""
+        if spec.kind != "write" or not preview.path:
+            return None
+        from framework_core.sandbox.control import control_reason
+
+        return control_reason(Path(preview.path), self.workspace, self.sandbox.protected_extra)
 
     def _needs_sandbox(self, prep: _Prepared) -> bool:
         """With no sandbox in force, a command that is not Safe always asks: rules and grants assumed one."""
@@ -227,6 +236,10 @@ class TEPSEngine:
             grant_options=[] if dangerous else list(prep.decision.grant_options),
             default="deny" if dangerous else None,
             warning=MCP_WARNING if prep.spec.server else None, server=prep.spec.server)
+        control = self._control(prep.spec, prep.preview)
+        if control:
+            req.control_note = (f"This file is a control path: {control}. Check the change below; "
+                                "this is asked every time and never remembered.")
         if prep.spec.runs_process:
             req.sandbox_note, req.sandbox_warn = self.sandbox_note(prep)
             req.can_unsandbox = self.sandbox.active and self.sandbox.profile != "off"

@@ -47,7 +47,10 @@ def build_policy_state(loaded: LoadedConfig):  # -> PolicyState
     missing = [str(p) for p in rule_file_paths(loaded) if not p.is_file()]
     if missing:
         raise ConfigError(f"rule file not found: {missing[0]}. Fix teps_settings.allowlist_file / rule_files.")
-    return PolicyState(rules=load_rule_files(rule_file_paths(loaded)))
+    rules = load_rule_files(rule_file_paths(loaded))
+    auto = str(loaded.workspace / WORKSPACE_RULES)  # read because it is there, not because the user named it
+    rules.rules = [r for r in rules.rules if r.source != auto or loaded.trust.allows(f"rule:{r.name}")]
+    return PolicyState(rules=rules)
 
 
 def build_registry(loaded: LoadedConfig):  # -> ToolRegistry
@@ -64,7 +67,11 @@ def build_registry(loaded: LoadedConfig):  # -> ToolRegistry
         for path in paths:
             if not path.is_file():
                 raise ConfigError(f"tools file not found: {path}. Fix tools_files in framework_config.yaml.")
+            auto = path.resolve() == (loaded.workspace / WORKSPACE_TOOLS).resolve() and str(path) not in [
+                str(Path(p)) for p in loaded.config.tools_files]
             for spec in load_tools_file(path):
+                if auto and not loaded.trust.allows(f"tool:{spec.name}"):
+                    continue  # the workspace's own tools.yaml: only what the user trusted
                 if spec.name in registry:
                     raise ConfigError(f"tool '{spec.name}' is defined twice", path=str(path))
                 registry.register(spec)
@@ -77,7 +84,8 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
         from framework_core.tools.mcp import load_mcp_json
 
         for name, settings in load_mcp_json(loaded.workspace).items():
-            servers.setdefault(name, settings)
+            if loaded.trust.allows(f"mcp:{name}"):  # a workspace's servers start only once trusted
+                servers.setdefault(name, settings)
     return {n: s for n, s in servers.items() if s.enabled}
 
 

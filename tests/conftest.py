@@ -25,7 +25,20 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace the user's own config trusts (`trusted_workspaces`), as for a project the user set up: its
+    framework_config.yaml, .mcp.json and tools.yaml apply. Tests of workspace trust use `untrusted_workspace`."""
     ws = tmp_path / "ws"
+    ws.mkdir()
+    user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "laca" / "config.yaml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text(f"trusted_workspaces: [{str(ws.resolve())!r}]\n")
+    monkeypatch.chdir(ws)
+    return ws
+
+
+@pytest.fixture
+def untrusted_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    ws = tmp_path / "cloned"
     ws.mkdir()
     monkeypatch.chdir(ws)
     return ws

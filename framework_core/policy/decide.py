@@ -25,6 +25,7 @@ class CallFacts:
     path: str | None = None
     inside_workspace: bool = True
     home: str = ""
+    control: str | None = None  # what a change to this control path can do (a write tool's target)
 
 
 @dataclass(frozen=True)
@@ -79,23 +80,36 @@ def _bash(facts: CallFacts, state: PolicyState) -> Decision:
 
 
 def _file(facts: CallFacts, state: PolicyState, allow_label: str | None) -> Decision:
+    """Reads inside the workspace run; outside they ask (exactly-this-file grants apply); credential paths ask
+    every time. Writes ask unless granted or allowed; a control path asks every time and names the danger."""
     reasons: list[str] = []
+    control = facts.control if facts.kind == "write" else None
+    if control:
+        reasons.append(f"changes a control path: {control}")
     cred = is_credential_path(facts.path or "", facts.home) if facts.path else None
     if cred:
         reasons.append(cred)
     if not facts.inside_workspace:
         reasons.append(f"{'reads' if facts.kind == 'read' else 'writes'} outside the workspace: {facts.path}")
     verdict = Verdict(Level.NEEDS_CONFIRM, tuple(reasons))
-    options = tuple(grant_options_for(facts, verdict))
+    options = () if cred or control else tuple(grant_options_for(facts, verdict))
     if facts.kind == "read":
         if cred:
-            return Decision("ask", Level.NEEDS_CONFIRM, tuple(reasons), (), options)
-        return Decision("allow", Level.SAFE, tuple(reasons) or ("reading a workspace file",), ("reads are allowed",))
+            return Decision("ask", Level.NEEDS_CONFIRM, tuple(reasons))
+        if facts.inside_workspace:
+            return Decision("allow", Level.SAFE, ("reading a workspace file",), ("reads inside the workspace",))
+        grant = state.grants.match(facts, verdict)
+        if grant is not None:
+            return Decision("allow", Level.NEEDS_CONFIRM, tuple(reasons),
+                            (f"session grant #{grant[0]}: {grant[1].label}",))
+        return Decision("ask", Level.NEEDS_CONFIRM, tuple(reasons), (), options)
+    if control or cred:
+        return Decision("ask", Level.NEEDS_CONFIRM, tuple(reasons))
     grant = state.grants.match(facts, verdict)
-    if grant is not None and not cred:
+    if grant is not None:
         return Decision("allow", Level.NEEDS_CONFIRM, tuple(reasons) or ("writes a file",),
                         (f"session grant #{grant[0]}: {grant[1].label}",))
-    if allow_label and not cred and facts.inside_workspace:
+    if allow_label and facts.inside_workspace:
         return Decision("allow", Level.NEEDS_CONFIRM, ("writes a file",), (allow_label,))
     return Decision("ask", Level.NEEDS_CONFIRM, tuple(reasons) or ("writes a file",), (), options)
 

@@ -35,6 +35,8 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
                           style="laca.warn"))
     parts.append(Text(""))
     parts.append(Text(f"What will actually happen: {req.preview.title}", style="bold"))
+    if req.control_note:
+        parts.append(Text(f"⚠ {visible(req.control_note)}", style="bold red"))
     if req.server:
         parts.append(Text(f"Server: {req.server}   Tool: {req.request.tool_name}", style="laca.info"))
     if req.preview.full_body:

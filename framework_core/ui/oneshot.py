@@ -66,7 +66,8 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
             calls.append({"request": event.request.to_dict(), "result": event.result.to_dict(),
                           "duration_s": round(event.duration_s, 3)})
 
-    for w in warnings:
+    skipped = loaded.trust.skipped_line(loaded.workspace)
+    for w in warnings + ([skipped] if skipped else []):
         print(f"laca: {w}", file=sys.stderr)
     parts = build_agent(loaded, events=sink, approver=ReportingDecliner(), session=session, start_mcp=not opts.no_mcp)
     agent = parts.agent

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -28,6 +30,10 @@ def run_repl(opts: "StartOptions") -> int:
 
     console = make_console()
     renderer = EventRenderer(console)
+    if sys.stdin.isatty():
+        from framework_core.ui.trust_prompt import review_workspace
+
+        review_workspace(Path.cwd(), opts.overrides, console)
 
     def build(o: "StartOptions"):
         from framework_core.startup import prepare

@@ -72,9 +72,23 @@ def test_decide_file_tools() -> None:
     assert decide(read, state).action == "allow"
     outside = CallFacts("readFile", "read", path="/etc/hosts", inside_workspace=False)
     d = decide(outside, state)
-    assert d.action == "allow" and "outside the workspace" in " ".join(d.reasons)
+    assert d.action == "ask" and "outside the workspace" in " ".join(d.reasons)
+    state.grants.add(d.grant_options[0])  # exactly this file, for the session
+    assert decide(outside, state).action == "allow"
+    assert decide(CallFacts("readFile", "read", path="/etc/passwd", inside_workspace=False), state).action == "ask"
+    cred = decide(CallFacts("readFile", "read", path="/h/.ssh/id_rsa", home="/h", inside_workspace=False), state)
+    assert cred.action == "ask" and cred.grant_options == ()  # credentials ask every time: no [a]
     assert decide(CallFacts("readFile", "read", path="/ws/.env"), state).action == "ask"
-    assert decide(CallFacts("readFile", "read", path="/h/.ssh/id_rsa", home="/h"), state).action == "ask"
+
+
+def test_a_control_path_write_asks_every_time() -> None:
+    state = PolicyState()
+    facts = CallFacts("writeFile", "write", path="/ws/.mcp.json", control="the next session starts these servers")
+    d = decide(facts, state)
+    assert d.action == "ask" and d.grant_options == ()
+    assert d.reasons[0].startswith("changes a control path: the next session starts")
+    state.grants.add(decide(CallFacts("writeFile", "write", path="/ws/.mcp.json"), state).grant_options[0])
+    assert decide(facts, state).action == "ask"  # even a grant for that very file does not cover it
     write = CallFacts("writeFile", "write", path="/ws/a.py")
     d = decide(write, state)
     assert d.action == "ask" and d.grant_options[0].kind == "path"

@@ -1,0 +1,88 @@
+"""The REPL's question about a workspace's own MCP servers, tools, rules and settings, asked before anything
+of them runs: once for a new workspace, and again for just what changed since the user said yes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.text import Text
+
+from framework_core.ui.safe_text import visible
+
+if TYPE_CHECKING:
+    from framework_core.config_load import Overrides
+    from framework_core.trust import Addition, Pending, TrustStore
+
+
+def workspace_additions(workspace: Path) -> list["Addition"]:
+    """Everything the workspace brings (files that fail to parse are left to the config load to report)."""
+    from framework_core.config_load import CONFIG_NAME, FRAMEWORK_DIR
+    from framework_core.errors import ConfigError
+    from framework_core.trust import config_additions, file_additions
+
+    out: list[Addition] = []
+    ws_config = workspace / CONFIG_NAME
+    if ws_config.is_file() and ws_config.resolve() != (FRAMEWORK_DIR / CONFIG_NAME).resolve():
+        from framework_core.yaml_load import load_yaml_mapping
+
+        try:
+            out += [a for a, _ in config_additions(load_yaml_mapping(ws_config).data)]
+        except ConfigError:
+            pass
+    return out + file_additions(workspace)
+
+
+def pending_for(workspace: Path, store: "TrustStore") -> list["Pending"]:
+    names = (".mcp.json", "tools.yaml", "framework_config.yaml", ".laca/rules.yaml")
+    if not any((workspace / n).is_file() for n in names):
+        return []  # the common case costs four stat calls, no YAML
+    _, pending = store.pending(workspace, workspace_additions(workspace))
+    return pending
+
+
+def trust_panel(workspace: Path, pending: list["Pending"]) -> Panel:
+    changed = [p for p in pending if p.previous is not None]
+    rows: list[Any] = [Text(f"{workspace}", style="bold"), Text("")]
+    if len(changed) < len(pending):
+        rows.append(Text("This workspace brings things that can run code or widen LACA's permissions:"))
+    for p in pending:
+        if p.previous is None:
+            rows.append(Text(f"  • {p.addition.kind}: {visible(p.addition.summary)}"))
+    if changed:
+        rows.append(Text("Changed since you trusted this workspace:", style="bold yellow"))
+        for p in changed:
+            rows.append(Text(f"  • {p.addition.kind} {p.addition.key.split(':', 1)[1]}", style="bold"))
+            rows.append(Text(f"      was: {visible(p.previous or '')}", style="laca.dim"))
+            rows.append(Text(f"      now: {visible(p.addition.summary)}", style="yellow"))
+    rows += [Text(""), Text("Nothing of these is used until you answer. Trust only a workspace whose files you "
+                            "know: an MCP server or a tool runs a program of the workspace's choosing.",
+                            style="laca.warn")]
+    return Panel(Group(*rows), title="[bold]Trust this workspace?[/bold]", title_align="left", border_style="yellow")
+
+
+def review_workspace(workspace: Path, overrides: "Overrides", console: Console, *, pt_input: Any = None,
+                     pt_output: Any = None) -> None:
+    """Ask about new or changed additions; a yes is remembered, a no leaves them out of this session."""
+    from framework_core.trust import default_store
+    from framework_core.ui.keys import ask_key
+
+    if overrides.trust:
+        return  # load_config trusts and records them
+    store = default_store()
+    pending = pending_for(workspace.resolve(), store)
+    if not pending:
+        return
+    console.print(trust_panel(workspace.resolve(), pending))
+    try:
+        key = ask_key("Use them? [y] yes, trust and remember  [n] no, start without them: ", "yn",
+                      pt_input=pt_input, pt_output=pt_output)
+    except (KeyboardInterrupt, EOFError):
+        key = "n"
+    if key == "y":
+        overrides.trust = True  # the config load records them (and uses them even if recording fails)
+        console.print(Text("Trusted; LACA will ask again if any of these changes.", style="laca.ok"))
+    else:
+        console.print(Text("Starting without them. Restart LACA here to be asked again.", style="laca.warn"))
