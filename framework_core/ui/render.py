@@ -93,7 +93,9 @@ class EventRenderer:
         if not self._reasoning_open and not ev.text.strip():
             return
         self._reasoning_open, self._reasoning_eol = True, ev.text.endswith("\n")
-        self.console.print(Text(visible(ev.text), style="laca.dim italic"), end="", soft_wrap=True)
+        shown = Text(visible(ev.text), style="laca.dim")
+        shown.stylize("italic")  # a theme name and an attribute do not combine in one style string
+        self.console.print(shown, end="", soft_wrap=True)
 
     def _end_reasoning(self) -> None:
         if self._reasoning_open:

@@ -58,7 +58,13 @@ class ResponsesEndpoint:
         problem = responses_rules.check(body, self.verify)
         if problem:
             return server.send_json(handler, *problem)
-        reply = server.next_reply(responses_rules.neutral(body))
+        scripted = server.pending > 0
+        history = responses_rules.neutral(body)
+        reply = server.next_reply(history)
+        if not scripted and not reply.reasoning and history:  # by hand: give the reasoning something to show
+            last = history[-1]
+            reply.reasoning = ("The tool has answered; I report what it found." if last["kind"] == "tool_result"
+                               else f"The user wrote {str(last['content'])[:60]!r}; I decide how to answer.")
         if reply.fault and reply.fault.kind == "status":
             return server.send_fault_status(handler, reply.fault)
         events = self.events(reply, body)

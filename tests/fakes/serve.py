@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import DIALECTS, FakeOpenAIServer
@@ -47,11 +48,26 @@ def main() -> None:
     print(f"fake {args.wire} server: {server.base_url}   (export {var}={server.base_url})", flush=True)
     if args.wire == "openai-responses":
         print(RESPONSES_HINT.format(url=server.base_url), flush=True)
+    seen = 0
     try:
         while True:
-            time.sleep(3600)
+            time.sleep(0.2)
+            for body in server.requests[seen:]:
+                print(summary(body), flush=True)
+            seen = len(server.requests)
     except KeyboardInterrupt:
         server.close()
+
+
+def summary(body: dict[str, Any]) -> str:
+    """One line per request: what a person testing by hand wants to see arrive."""
+    if "input" in body:
+        items = body["input"] if isinstance(body["input"], list) else [{"type": "message"}]
+        kinds = [i.get("type") or "message" for i in items]
+        extra = f" store={body.get('store')} include={body.get('include')} reasoning={body.get('reasoning')}"
+        return f"<- responses model={body.get('model')} input={kinds}{extra}"
+    roles = [m.get("role") for m in body.get("messages") or []]
+    return f"<- chat model={body.get('model')} messages={roles}"
 
 
 if __name__ == "__main__":
