@@ -41,7 +41,7 @@ class SandboxPlan:
     hidden_dirs: tuple[str, ...] = ()
     hidden_files: tuple[str, ...] = ()
     protected: tuple[Protected, ...] = ()
-    empty_dir: str = ""  # an empty folder bound read-only over hidden folders and missing protected folders
+    empty_dir: str = ""  # an empty folder bound read-only over hidden folders
     upper: str | None = None  # overlay mode: where changes land
     work: str | None = None  # overlay mode: overlayfs work dir, same file system as `upper`
     seccomp_fd: int | None = None
@@ -80,15 +80,11 @@ def _workspace_mount(plan: SandboxPlan) -> list[str]:
 
 
 def _protected_mounts(plan: SandboxPlan) -> list[str]:
-    """Existing control paths are bound onto themselves read-only. A missing one gets a read-only empty
-    placeholder (bubblewrap creates its mount point; in overlay mode that lands in the upper directory and is
-    never applied, in write mode the caller removes it afterwards) so the command cannot create it."""
+    """Existing control paths are bound onto themselves read-only. A missing one is not mounted (a mount point
+    would show the command an empty placeholder that `git add -A` could commit): what a command creates there
+    is dropped afterwards (never applied from the overlay; removed in write mode)."""
     out: list[str] = []
     for p in plan.protected:
         if p.exists:
             out += ["--ro-bind", p.path, p.path]
-        elif p.is_dir:
-            out += ["--ro-bind", plan.empty_dir, p.path]
-        else:
-            out += ["--ro-bind", "/dev/null", p.path]
     return out

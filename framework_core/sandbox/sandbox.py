@@ -38,6 +38,7 @@ class Launch:
     upper: Path | None = None
     started_ns: int = 0
     protected: tuple[ControlPath, ...] = ()
+    dropped: list[str] = field(default_factory=list)  # control paths the command created, removed afterwards
 
 
 @dataclass
@@ -108,20 +109,24 @@ class Sandbox:
             upper.mkdir()
             work.mkdir()
         controls = tuple(control_paths(self.workspace, self.protected_extra)) if mode != "read-only" else ()
-        protected, placeholders = self._protected(controls, mode)
+        protected = tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
+                          if os.path.lexists(self.workspace / c.rel))
+        missing = [self.workspace / c.rel for c in controls if not os.path.lexists(self.workspace / c.rel)]
         hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
         fd = seccomp_fd()
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
             str(upper) if upper else None, str(work) if work else None, fd)
+        launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
+                        network, upper, time.time_ns(), controls)
         try:
-            yield Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
-                         network, upper, time.time_ns(), controls)
+            yield launch
         finally:
             if fd is not None:
                 os.close(fd)
-            _remove_placeholders(placeholders)
+            if mode == "write":
+                launch.dropped.extend(_remove_created(missing, self.workspace))
             if mode != "overlay":
                 shutil.rmtree(scratch, ignore_errors=True)
 
@@ -129,20 +134,6 @@ class Sandbox:
         """Drop an overlay's scratch directory once its change set has been applied or declined."""
         if launch.upper is not None:
             shutil.rmtree(launch.upper.parent, ignore_errors=True)
-
-    def _protected(self, controls: tuple[ControlPath, ...], mode: WorkspaceMode
-                   ) -> tuple[tuple[Protected, ...], list[Path]]:
-        out: list[Protected] = []
-        placeholders: list[Path] = []
-        for c in controls:
-            path = self.workspace / c.rel
-            exists = os.path.lexists(path)
-            if not exists and not path.parent.is_dir():
-                continue  # bubblewrap cannot make a mount point there; see docs/ARCHITECTURE.md (sandbox)
-            out.append(Protected(str(path), path.is_dir() if exists else c.is_dir, exists))
-            if not exists and mode == "write":
-                placeholders.append(path)
-        return tuple(out), placeholders
 
     def _runtime_dir(self) -> Path:
         if self._runtime is None:
@@ -161,13 +152,19 @@ class Sandbox:
             self._runtime = None
 
 
-def _remove_placeholders(paths: list[Path]) -> None:
-    """Mount points bubblewrap created for missing control paths in write mode: remove them if still empty."""
+def _remove_created(paths: list[Path], workspace: Path) -> list[str]:
+    """Control paths that did not exist before a direct-write command and do now: remove them. Only writeFile,
+    which asks every time, may create one."""
+    removed = []
     for path in paths:
+        if not os.path.lexists(path):
+            continue
         try:
             if path.is_dir() and not path.is_symlink():
-                path.rmdir()
-            elif path.is_file() and path.stat().st_size == 0:
+                shutil.rmtree(path)
+            else:
                 path.unlink()
+            removed.append(path.relative_to(workspace).as_posix())
         except OSError:
             pass
+    return removed

@@ -40,7 +40,14 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
         control = {c.rel: c.reason for c in launch.protected}
         notes = explain(out.stderr, workspace=sandbox.workspace, mode=launch.mode, network=launch.network,
                         control=control, profile=sandbox.profile)
+    if launch.dropped:
+        notes.append(dropped_note(launch.dropped))
     return Executed(out, mode, notes)
+
+
+def dropped_note(paths: list[str]) -> str:
+    return (f"not kept: {', '.join(paths)} (control paths: something runs them later, outside the sandbox). "
+            "Only a writeFile the user approves, asked every time, may create one.")
 
 
 def argv_command(argv: list[str]) -> str:

@@ -226,21 +226,27 @@ def test_control_paths_stay_read_only_while_git_work_succeeds(ws: Path, home: Pa
         "git config core.hooksPath /elsewhere",
         "mkdir -p .laca && printf 'rules: []\\n' > .laca/rules.yaml",
         "printf '{\"mcpServers\": {}}' > .mcp.json",
-        "echo change >> README.md && echo new > notes.txt && git add README.md notes.txt && git commit -qm work",
+        "echo change >> README.md && echo new > notes.txt && git add -A && git commit -qm work",
     ]
     teps, _ = engine(ws, home, ["y"] * len(calls))
     results = teps.execute_batch([ToolRequest(f"r{i}", "executeBashCommand", {"command": c}, "test")
                                   for i, c in enumerate(calls)])
     assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir()) == hooks_before
     assert (ws / ".git" / "config").read_bytes() == config_before
-    assert not (ws / ".laca").exists() and not (ws / ".mcp.json").exists()  # no placeholder left behind
-    for r in results[:4]:
+    assert not (ws / ".laca").exists() and not (ws / ".mcp.json").exists()
+    assert "tools.yaml" not in os.listdir(ws)  # no placeholder left behind for the ones never touched
+    for r in results[:2]:  # existing control paths are read-only
         assert r.data["exit_code"] != 0
         assert "protected control path" in r.data["sandbox"], r.data
+    for r in results[2:4]:  # missing ones may be made inside, but are not kept
+        assert "not kept" in r.data["sandbox"], r.data
     assert results[4].data["exit_code"] == 0, results[4].data
     log = subprocess.run(["git", "-C", str(ws), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.split() == ["work", "init"]
     assert (ws / "notes.txt").read_text() == "new\n"
+    committed = subprocess.run(["git", "-C", str(ws), "show", "--name-only", "--format=", "HEAD"],
+                               capture_output=True, text=True).stdout.split()
+    assert committed == ["README.md", "notes.txt"]  # `git add -A` saw no placeholder
 
 
 def test_nested_repositories_are_protected_too(ws: Path, home: Path) -> None:
