@@ -357,6 +357,7 @@ def _subtree_conflicts(top: Path, rel_top: str, started_ns: int) -> list[Conflic
 def _save_preimages(cs: ChangeSet, workspace: Path, entry: UndoEntry | None, keep: frozenset[str]) -> set[str]:
     """Save every target's pre-image; returns the folders that will be new (nothing to save inside)."""
     fresh: set[str] = set()
+    ws = str(workspace)
     for c in cs.changes:
         parent = os.path.dirname(c.rel_path)
         if c.node == "dir" and c.kind in ("created", "replaced_dir"):
@@ -364,10 +365,10 @@ def _save_preimages(cs: ChangeSet, workspace: Path, entry: UndoEntry | None, kee
         if entry is None:
             continue
         if parent in fresh:
-            entry.save_absent(workspace / c.rel_path)
+            entry.save_absent(f"{ws}/{c.rel_path}")
         else:
             whole = c.kind in ("deleted", "replaced_dir") or c.node != "dir"
-            entry.save_preimage(workspace / c.rel_path, whole=whole, keep=keep, link=True)
+            entry.save_preimage(f"{ws}/{c.rel_path}", whole=whole, keep=keep, link=True)
     if entry is not None:
         entry.prepare()
     return fresh
@@ -444,21 +445,24 @@ class _Applier:
 
 
 def _copy_file(src: str, dst: str, st: os.stat_result) -> None:
-    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        with open(src, "rb", buffering=0) as fin:
-            if st.st_size <= DIFF_FILE_LIMIT:
-                data = memoryview(fin.read())
+        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            if st.st_size <= 1 << 16:
+                data = memoryview(os.read(fin, st.st_size + 1))
                 while data:
                     data = data[os.write(fd, data):]
             else:
                 offset = 0
                 while offset < st.st_size:
-                    sent = os.sendfile(fd, fin.fileno(), offset, st.st_size - offset)
+                    sent = os.sendfile(fd, fin, offset, st.st_size - offset)
                     if sent == 0:
                         break
                     offset += sent
-        os.fchmod(fd, stat.S_IMODE(st.st_mode))
-        os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(fd)
     finally:
-        os.close(fd)
+        os.close(fin)
