@@ -34,7 +34,7 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
         out = run_command(command, wrapper=launch.argv, pass_fds=launch.pass_fds, **kwargs)  # type: ignore[arg-type]
     mode = launch.mode or "off"
     notes: list[str] = []
-    if launch.mode is not None and (out.exit_code or 0) != 0:
+    if launch.mode is not None and out.stderr:  # `a; b` may exit 0 after the sandbox stopped `a`
         from framework_core.sandbox.denials import explain
 
         control = {c.rel: c.reason for c in launch.protected}

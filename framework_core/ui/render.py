@@ -181,6 +181,8 @@ class EventRenderer:
         line.append(visible(summarise_result(ev.result)), style=style)
         line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
         self.console.print(line)
+        if ev.result.data.get("sandbox"):
+            self.console.print(Text(f"  ⛶ sandbox: {visible(str(ev.result.data['sandbox']))}", style="laca.warn"))
         self._out_lines = self._out_hidden = 0
 
     # -- status ---------------------------------------------------------------------------------

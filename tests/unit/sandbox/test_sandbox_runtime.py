@@ -255,3 +255,11 @@ def test_nested_repositories_are_protected_too(ws: Path, home: Path) -> None:
     result = run(teps, "echo evil > vendor/lib/.git/hooks/post-checkout")
     assert not (ws / "vendor" / "lib" / ".git" / "hooks" / "post-checkout").exists()
     assert "protected control path" in result["data"]["sandbox"]
+
+
+def test_a_stopped_write_is_said_even_when_the_command_exits_0(ws: Path, home: Path) -> None:
+    _git_workspace(ws)
+    teps, _ = engine(ws, home, ["y"])
+    result = run(teps, "echo evil > .git/hooks/pre-commit; echo fine")
+    assert result["data"]["exit_code"] == 0
+    assert "protected control path" in result["data"]["sandbox"]
