@@ -116,32 +116,36 @@ def _scan(cs: ChangeSet, upper_dir: str, rel_dir: str, *, fresh: bool) -> None:
             _note_protected(cs, rel, entry.path, st, before)
             continue
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-            if not fresh:
-                cs.changes.append(Change(rel, "deleted", before, before))
-                cs.protected_attempts += [Change(p, "deleted", "file", "file") for p in cs.protected
-                                          if p.startswith(rel + "/") and os.path.lexists(cs.workspace / p)]
+            change: Change | None = None if fresh else Change(rel, "deleted", before, before)
         elif stat.S_ISDIR(st.st_mode):
-            _scan_dir(cs, entry.path, rel, st, before)
+            change = _scan_dir(cs, entry.path, rel, st, before)
         else:
             change = _file_change(cs, entry.path, rel, st, before, fresh)
-            if change is not None:
-                cs.changes.append(change)
+        if change is not None:
+            cs.changes.append(change)
+            if before == "dir" and (change.kind in ("deleted", "replaced_dir") or change.node != "dir"):
+                _protected_below(cs, rel)
 
 
-def _scan_dir(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind) -> None:
+def _scan_dir(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind) -> Change | None:
     names = os.listxattr(path, follow_symlinks=False)
     if any(x in names for x in UNSUPPORTED_XATTRS):
         raise ChangeSetError(f"{rel}: the overlay recorded a renamed folder (redirect_dir), which LACA cannot "
                              "apply; mount the overlay with redirect_dir off (bubblewrap's default)")
     opaque = any(x in names and os.getxattr(path, x, follow_symlinks=False) == b"y" for x in OPAQUE_XATTRS)
+    change: Change | None = None
     if before == "absent":  # a folder copied up from the workspace that is gone now was moved away meanwhile
-        vanished = any(x in names for x in ORIGIN_XATTRS) and not opaque
-        cs.changes.append(Change(rel, "created", "dir", "absent", vanished))
+        change = Change(rel, "created", "dir", "absent", any(x in names for x in ORIGIN_XATTRS) and not opaque)
     elif opaque or before != "dir":
-        cs.changes.append(Change(rel, "replaced_dir", "dir", before))
+        change = Change(rel, "replaced_dir", "dir", before)
     elif stat.S_IMODE(st.st_mode) != NodeState.of(cs.workspace / rel).mode:
-        cs.changes.append(Change(rel, "mode_changed", "dir", "dir"))
+        change = Change(rel, "mode_changed", "dir", "dir")
+    if change is not None:  # parents before their contents
+        cs.changes.append(change)
+        if change.kind == "replaced_dir" and before == "dir":
+            _protected_below(cs, rel)
     _scan(cs, path, rel, fresh=before == "absent" or opaque or before != "dir")
+    return None
 
 
 def _file_change(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind,
@@ -180,6 +184,14 @@ def _note_protected(cs: ChangeSet, rel: str, path: str, st: os.stat_result, befo
     whiteout = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
     cs.protected_attempts.append(Change(rel, "deleted" if whiteout else "modified" if before != "absent"
                                         else "created", before if whiteout else node, before))
+
+
+def _protected_below(cs: ChangeSet, rel: str) -> None:
+    """Control paths inside a folder that goes away: they are kept, and reported."""
+    for p in cs.protected:
+        if p.startswith(rel + "/") and os.path.lexists(cs.workspace / p):
+            kind = NodeState.of(cs.workspace / p).kind
+            cs.protected_attempts.append(Change(p, "deleted", kind, kind))
 
 
 def _under(rel: str, prefixes: tuple[str, ...]) -> bool:
@@ -386,11 +398,11 @@ class _Applier:
     def run(self, changes: list[Change]) -> None:
         for c in changes:
             try:
-                self._one(c)
+                done = self._one(c)
             except OSError as exc:
                 self.result.error = f"{c.rel_path}: {exc.strerror or exc}"
                 break
-            self.result.changes.append(c)
+            (self.result.changes if done else self.result.skipped).append(c)
         for target, st, times in reversed(self.dirs):
             try:
                 os.chmod(target, stat.S_IMODE(st.st_mode))
@@ -399,11 +411,12 @@ class _Applier:
             except OSError as exc:
                 self.result.error = self.result.error or f"{target}: {exc.strerror or exc}"
 
-    def _one(self, c: Change) -> None:
+    def _one(self, c: Change) -> bool:
+        """Apply one change; False if it cannot be (a socket or device file)."""
         src, target = os.path.join(self.upper, c.rel_path), os.path.join(self.ws, c.rel_path)
         if c.kind == "deleted":
             remove_tree(target, self.keep)
-            return
+            return True
         st = os.lstat(src)
         if c.node == "dir":
             if c.kind != "mode_changed":
@@ -411,17 +424,18 @@ class _Applier:
                 if not os.path.isdir(target):  # a protected path inside may have kept it
                     os.mkdir(target, 0o700)
             self.dirs.append((target, st, c.kind != "mode_changed"))
-            return
+            return True
         fresh = os.path.dirname(c.rel_path) in self.fresh
         tmp = target if fresh else os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.laca-apply")
         if tmp != target and os.path.lexists(tmp):
             os.unlink(tmp)  # left by an apply that was interrupted
         if not self._make(src, tmp, st, c):
-            return
+            return False
         if tmp != target:
             if os.path.isdir(target) and not os.path.islink(target):
                 remove_tree(target, self.keep)
             os.replace(tmp, target)
+        return True
 
     def _make(self, src: str, dst: str, st: os.stat_result, c: Change) -> bool:
         """Create `dst` as a copy of the upper entry `src` (mode and times kept)."""
@@ -433,7 +447,6 @@ class _Applier:
             os.chmod(dst, stat.S_IMODE(st.st_mode))
             os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
         elif not stat.S_ISREG(st.st_mode):
-            self.result.skipped.append(c)
             return False
         elif st.st_nlink > 1 and st.st_ino in self.inodes:
             os.link(self.inodes[st.st_ino], dst)  # a hard link made by the command stays a hard link

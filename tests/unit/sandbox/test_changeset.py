@@ -143,7 +143,7 @@ def test_nothing_changed_costs_no_undo_entry(box: Box, template: Path, tmp_path:
 def test_hard_links_made_by_the_command_stay_hard_links(box: Box, template: Path, tmp_path: Path) -> None:
     ws = copy_of(template, tmp_path / "ws")
     run = box.overlay(ws, COMMANDS["hard-links"])
-    result = apply(read_changes(run.upper, ws), run.upper, ws, None, started_ns=run.started_ns)
+    result = apply(read_changes(run.upper, ws, protected=PROTECTED), run.upper, ws, None, started_ns=run.started_ns)
     assert result.applied
     assert os.stat(ws / "h1").st_ino == os.stat(ws / "h2").st_ino
     assert os.stat(ws / "hard.txt").st_ino == os.stat(ws / "keep.txt").st_ino
@@ -251,3 +251,21 @@ def test_a_change_read_before_an_edit_is_still_checked_at_apply(box: Box, templa
     assert [(c.path, c.reason) for c in result.conflicts] == [("NEW.txt", "it appeared while the command ran"),
                                                               ("untracked.txt", "it was deleted meanwhile")]
     assert (ws / "NEW.txt").read_text() == "mine\n"
+
+
+def test_a_replaced_folder_keeps_a_protected_path_inside_it(box: Box, template: Path, tmp_path: Path) -> None:
+    ws = copy_of(template, tmp_path / "ws")
+    run = box.overlay(ws, "rm -rf src && mkdir src && echo z > src/z")
+    changes = read_changes(run.upper, ws, protected=(*PROTECTED, "src/pkg/b.py"))
+    assert [(c.rel_path, c.kind, c.node) for c in changes.protected_attempts] == [("src/pkg/b.py", "deleted", "file")]
+    result = apply(changes, run.upper, ws, None, started_ns=run.started_ns)
+    assert result.applied and "1 protected path left unchanged" in result.summary()
+    assert sorted(str(p.relative_to(ws)) for p in (ws / "src").rglob("*")) == ["src/pkg", "src/pkg/b.py", "src/z"]
+
+
+def test_a_socket_left_by_the_command_is_reported_as_skipped(box: Box, template: Path, tmp_path: Path) -> None:
+    ws = copy_of(template, tmp_path / "ws")
+    run = box.overlay(ws, "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")' && echo x > x")
+    result = apply(read_changes(run.upper, ws, protected=PROTECTED), run.upper, ws, None, started_ns=run.started_ns)
+    assert result.applied and [c.rel_path for c in result.skipped] == ["sock"]
+    assert result.summary() == "1 file created" and not os.path.lexists(ws / "sock") and (ws / "x").exists()
