@@ -16,7 +16,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes import chat_rules, openai_models
+from tests.fakes import chat_rules, openai_models, responses_rules
 from tests.fakes.base import FakeServerBase
 from tests.fakes.script import Reply, ToolCallSpec, chunks
 
@@ -42,6 +42,15 @@ class FakeOpenAIServer(FakeServerBase):
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def sent_messages(self, index: int = -1) -> list[dict[str, Any]]:
+        """The conversation of one recorded request in Chat Completions' shape, whichever endpoint it reached."""
+        body = self.requests[index]
+        return body["messages"] if "messages" in body else responses_rules.as_chat_messages(body)
+
+    def sent_tool_names(self, index: int = -1) -> list[str]:
+        tools = self.requests[index].get("tools") or []
+        return [t["function"]["name"] if "function" in t else t.get("name", "") for t in tools]
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind = {400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status, "server_error")

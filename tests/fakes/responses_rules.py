@@ -151,3 +151,25 @@ def neutral(body: dict[str, Any]) -> list[dict[str, Any]]:
         elif kind == "function_call_output":
             out.append({"role": "tool", "kind": "tool_result", "content": item.get("output", "")})
     return out
+
+
+def as_chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Responses request's conversation in Chat Completions' shape, for tests that read either wire."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
+    items = body.get("input")
+    for item in [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else items or []:
+        kind = item.get("type") or "message"
+        if kind == "message":
+            parts = item.get("content")
+            text = parts if isinstance(parts, str) else "".join(p.get("text", "") for p in parts or [])
+            role = "system" if item.get("role") == "developer" else item.get("role")
+            out.append({"role": role, "content": text})
+        elif kind == "function_call":
+            call = {"id": item.get("call_id"), "type": "function",
+                    "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
+            if not (out and out[-1]["role"] == "assistant"):
+                out.append({"role": "assistant", "content": ""})
+            out[-1].setdefault("tool_calls", []).append(call)
+        elif kind == "function_call_output":
+            out.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output")})
+    return out

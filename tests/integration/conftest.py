@@ -46,7 +46,7 @@ def make_rig(wire: str, request: pytest.FixtureRequest, workspace: Path, monkeyp
     server._queue.clear()
     cfg_file = workspace / "framework_config.yaml"
     cfg_file.write_text(
-        f"llm_provider: {wire}\nllm_settings:\n  {wire}:\n    base_url: {server.base_url}\n"
+        f"llm_provider: {wire}\nllm_settings:\n  {wire}:\n    type: {wire}\n    base_url: {server.base_url}\n"
         f"    model: fake-model\n    request_timeout_s: 1\nretry:\n  initial_delay_s: 0.01\n  max_delay_s: 0.2\n")
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-openai")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-anthropic")

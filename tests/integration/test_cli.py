@@ -72,7 +72,7 @@ def test_oneshot_json_from_stdin(workspace: Path, server: FakeOpenAIServer) -> N
     assert out["result"] == "The file says data." and out["session_id"]
     assert out["tool_calls"][0]["result"]["data"]["content"] == "data\n"
     assert out["usage"]["input_tokens"] > 0
-    assert server.requests[-2]["messages"][-1]["content"] == "what is in f.txt?"
+    assert server.sent_messages(-2)[-1]["content"] == "what is in f.txt?"
 
 
 def test_oneshot_stream_json(workspace: Path, server: FakeOpenAIServer) -> None:
@@ -131,4 +131,4 @@ def test_resume_without_id_lists_sessions(workspace: Path, server: FakeOpenAISer
     server.enqueue(Reply(text="resumed"))
     r = laca("--resume", sid, "-p", "again", cwd=workspace, env=env)
     assert r.returncode == 0 and "resumed" in r.stdout
-    assert any("a memorable question" in (m.get("content") or "") for m in server.requests[-1]["messages"])
+    assert any("a memorable question" in (m.get("content") or "") for m in server.sent_messages())

@@ -38,5 +38,5 @@ def test_first_request_says_it_waits_then_goes_on_without_a_slow_server(
     assert ("info", "Waiting up to 0.5 s for MCP server(s) still starting: slow (Ctrl-C stops waiting)") in notices
     assert any(level == "warning" and "continuing without them: slow" in text for level, text in notices)
     assert outcome.text == "answered without the slow server" and not outcome.error
-    sent_tools = [t["function"]["name"] for t in openai_server.requests[-1].get("tools", [])]
+    sent_tools = openai_server.sent_tool_names()
     assert not any(name.startswith("mcp__slow__") for name in sent_tools)

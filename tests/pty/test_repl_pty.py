@@ -49,7 +49,7 @@ def test_three_call_reply_decided_y_n_a(spawn, fake_openai, workspace: Path) -> 
     child.expect_exact("All decided.")
     child.expect_exact(PROMPT)
     assert (workspace / "p1").exists() and not (workspace / "p2").exists() and (workspace / "p3").exists()
-    tool_msgs = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"]
+    tool_msgs = [m for m in fake_openai.sent_messages() if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_msgs] == ["a", "b", "c"]
     assert "not that one" in tool_msgs[1]["content"]
 
@@ -126,7 +126,7 @@ def test_kill_9_then_continue(spawn, fake_openai) -> None:
     fake_openai.enqueue(Reply(text="resumed ok"))
     again.sendline("what word?")
     again.expect_exact("resumed ok")
-    sent = [m["content"] for m in fake_openai.requests[-1]["messages"] if m["role"] == "user"]
+    sent = [m["content"] for m in fake_openai.sent_messages() if m["role"] == "user"]
     assert any("pineapple" in s for s in sent)
 
 
@@ -173,7 +173,7 @@ def test_mcp_server_tools_in_the_repl(spawn, fake_openai, workspace: Path) -> No
                         Reply(text="It is now."))
     child.sendline("what time is it?")
     child.expect_exact("It is now.")
-    results = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"]
+    results = [m for m in fake_openai.sent_messages() if m["role"] == "tool"]
     assert '"timezone' in results[-1]["content"] and "success" in results[-1]["content"]
     child.sendline("/tools")
     child.expect_exact("mcp__time__get_current_time")

@@ -61,7 +61,7 @@ def test_conversation_through_the_loop(repl) -> None:
     pipe.send_text("hello\r/exit\r")
     assert r.run() == 0
     assert "Pipe reply." in buf.getvalue()
-    assert server.requests[-1]["messages"][-1]["content"] == "hello"
+    assert server.sent_messages()[-1]["content"] == "hello"
 
 
 def test_slash_completion_and_arguments(repl) -> None:
