@@ -125,6 +125,7 @@ class ChatStream:
         self.usage = Usage()
         self.finish: str | None = None
         self.served_by: str | None = None
+        self.refused = False
         self._think = ThinkSplitter()
 
     def feed(self, chunk: Any) -> Iterator[StreamEvent]:
@@ -139,6 +140,10 @@ class ChatStream:
                     yield ReasoningDelta(reasoning)
                 if delta.content:
                     yield from self._shown(self._think.feed(delta.content))
+                refusal = getattr(delta, "refusal", None)
+                if isinstance(refusal, str) and refusal:  # the model declined: shown as its reply
+                    self.refused = True
+                    yield from self._shown([("text", refusal)])
                 for tc in delta.tool_calls or []:
                     yield from self._tool_delta(tc)
             if choice.finish_reason:
@@ -192,5 +197,7 @@ class ChatStream:
         finish = self.finish
         if requests and finish == "stop":
             finish = "tool_calls"  # Gemini ends a reply with calls as "stop"
+        elif self.refused and finish == "stop":
+            finish = "refusal"
         state = ProviderState(WIRE, self.model, kept) if kept else None
         return LLMResponse("".join(self.text), requests, self.usage, finish, self.served_by, state)

@@ -25,6 +25,12 @@ from tests.fakes.script import Reply, ToolCallSpec, chunks
 if TYPE_CHECKING:
     from tests.fakes.openai_server import FakeOpenAIServer
 
+
+def silence(handler: BaseHTTPRequestHandler, fault: Any) -> None:
+    from tests.fakes.openai_server import silence as wait
+
+    wait(handler, fault)
+
 Event = tuple[str, dict[str, Any]]
 INCOMPLETE_REASON = {"limit": "max_output_tokens", "filter": "content_filter"}
 
@@ -80,6 +86,8 @@ class ResponsesEndpoint:
             return server.drop(handler)
         try:
             for n, (name, data) in enumerate(events):
+                if n == 2 and fault and fault.kind == "silence":  # created and in progress, then thinking
+                    silence(handler, fault)
                 if fault and fault.kind == "drop" and n >= fault.after_chunks:
                     return server.drop(handler)
                 if fault and fault.kind == "sse_error" and n >= fault.after_chunks:
@@ -161,19 +169,25 @@ class ResponsesEndpoint:
 
     @staticmethod
     def message_item(events: list[Event], output: list[dict[str, Any]], reply: Reply) -> None:
+        """The reply's text, or a refusal part (`response.refusal.*` events) when the model declines."""
         index, mid = len(output), _id("msg")
-        status = "incomplete" if reply.stop and not reply.tool_calls else "completed"
+        status = "incomplete" if reply.stop in INCOMPLETE_REASON and not reply.tool_calls else "completed"
         where = {"item_id": mid, "output_index": index, "content_index": 0}
+        refusal = reply.stop == "refusal"
+        kind, field = ("refusal", "refusal") if refusal else ("output_text", "text")
+        empty = {"type": kind, field: ""} if refusal else {"type": kind, "text": "", "annotations": []}
         events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": index,
                        "item": {"id": mid, "type": "message", "status": "in_progress", "role": "assistant",
                                 "content": []}}))
         events.append(("response.content_part.added", {"type": "response.content_part.added", **where,
-                       "part": {"type": "output_text", "text": "", "annotations": []}}))
-        events += [("response.output_text.delta", {"type": "response.output_text.delta", **where, "delta": part,
-                                                   "logprobs": []}) for part in chunks(reply.text, reply.chunk_size)]
-        part = {"type": "output_text", "text": reply.text, "annotations": []}
-        events.append(("response.output_text.done", {"type": "response.output_text.done", **where,
-                                                     "text": reply.text, "logprobs": []}))
+                                                       "part": empty}))
+        delta_event = "response.refusal.delta" if refusal else "response.output_text.delta"
+        extra: dict[str, Any] = {} if refusal else {"logprobs": []}
+        events += [(delta_event, {"type": delta_event, **where, "delta": part, **extra})
+                   for part in chunks(reply.text, reply.chunk_size)]
+        part = dict(empty, **{field: reply.text})
+        done_event = "response.refusal.done" if refusal else "response.output_text.done"
+        events.append((done_event, {"type": done_event, **where, field: reply.text, **extra}))
         events.append(("response.content_part.done", {"type": "response.content_part.done", **where, "part": part}))
         item = {"id": mid, "type": "message", "status": status, "role": "assistant", "content": [part]}
         events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": index,

@@ -20,7 +20,7 @@ from tests.fakes import chat_rules, openai_models, responses_rules
 from tests.fakes.base import FakeServerBase
 from tests.fakes.script import Reply, ToolCallSpec, chunks
 
-FINISH = {"limit": "length", "filter": "content_filter"}
+FINISH = {"limit": "length", "filter": "content_filter", "context": "length"}  # a refusal ends as "stop"
 DIALECTS = ("openai", "gemini", "vllm", "ollama")
 
 
@@ -96,7 +96,7 @@ class FakeOpenAIServer(FakeServerBase):
         return out
 
     def _finish(self, reply: Reply) -> str:
-        if reply.stop:
+        if reply.stop in FINISH:
             return FINISH[reply.stop]
         return "tool_calls" if reply.tool_calls and self.dialect != "gemini" else "stop"
 
@@ -109,6 +109,8 @@ class FakeOpenAIServer(FakeServerBase):
         calls = [self._call(c, a) for c, a in zip(reply.tool_calls, self._args(reply))]
         text = reply.text
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if reply.stop == "refusal":
+            message.update(content=None, refusal=text)
         if reply.reasoning and self.dialect == "vllm":
             message["reasoning_content"] = reply.reasoning
         elif reply.reasoning and self.dialect == "ollama":
@@ -126,7 +128,8 @@ class FakeOpenAIServer(FakeServerBase):
         text = reply.text
         if reply.reasoning and self.dialect == "ollama":
             text = f"<think>{reply.reasoning}</think>\n\n{text}"
-        deltas += [{"content": part} for part in chunks(text, reply.chunk_size)]
+        key = "refusal" if reply.stop == "refusal" else "content"
+        deltas += [{key: part} for part in chunks(text, reply.chunk_size)]
         for index, (call, args) in enumerate(zip(reply.tool_calls, self._args(reply))):
             if self.dialect == "gemini":  # each call whole, in one delta, without an index
                 deltas.append({"tool_calls": [self._call(call, args)]})
@@ -155,6 +158,8 @@ class FakeOpenAIServer(FakeServerBase):
             return self.drop(handler)
         try:
             for n, event in enumerate(events):
+                if n == 0 and fault and fault.kind == "silence":
+                    silence(handler, fault)
                 if fault and fault.kind == "drop" and n >= fault.after_chunks:
                     return self.drop(handler)
                 if fault and fault.kind == "sse_error" and n >= fault.after_chunks:
@@ -169,3 +174,15 @@ class FakeOpenAIServer(FakeServerBase):
             self.write_event(handler, "[DONE]")
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def silence(handler: BaseHTTPRequestHandler, fault: Any) -> None:
+    """The stream is open and nothing comes for a while (a model thinking unseen), at most SSE comments as
+    keep-alives; then the reply goes on normally."""
+    end = time.monotonic() + fault.seconds
+    every = getattr(fault, "ping_every", 0.0)
+    while (left := end - time.monotonic()) > 0:
+        time.sleep(min(left, every) if every else left)
+        if every and time.monotonic() < end:
+            handler.wfile.write(b": keep-alive\n\n")
+            handler.wfile.flush()

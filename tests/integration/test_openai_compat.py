@@ -169,3 +169,20 @@ def test_fake_chat_rules(openai_server: FakeOpenAIServer) -> None:
     for body, status, words in cases:
         r = post(openai_server, body)
         assert (r.status_code, words in r.text) == (status, True), (body, r.text)
+
+
+def test_a_refusal_is_shown_as_the_reply_and_reported(openai_server, workspace, monkeypatch) -> None:
+    rig = chat_rig(openai_server, workspace, monkeypatch)
+    rig.server.enqueue(Reply(text="I can't help with that.", stop="refusal"))
+    outcome = rig.agent.run_turn("hi")
+    assert outcome.text == "I can't help with that."
+    rig.server.enqueue(Reply(text="I can't help with that.", stop="refusal"))
+    done = list(rig.agent.adapter.stream([Message("user", "hi")], [], ""))[-1]
+    assert done.response.stop_reason == "refusal"
+
+
+def test_silence_before_the_first_token_is_waited_out(openai_server, workspace, monkeypatch) -> None:
+    rig = chat_rig(openai_server, workspace, monkeypatch)
+    rig.server.enqueue(Reply(text="after a pause", fault=Fault("silence", seconds=0.4)))
+    assert rig.agent.run_turn("hi").text == "after a pause"
+    assert not [e for e in rig.events if isinstance(e, RetryScheduled)]

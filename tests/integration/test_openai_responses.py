@@ -157,7 +157,8 @@ def test_switch_to_chat_and_anthropic_keeps_the_history_valid(rig: Rig, anthropi
     rig.agent.run_turn("list files")
     settings = rig.agent.config.llm_settings
     settings["chat"] = settings["p"].model_copy(update={"type": "openai", "model": "fake-gpt"})
-    settings["claude"] = settings["p"].model_copy(update={"type": "anthropic", "base_url": anthropic_server.base_url,
+    settings["claude"] = settings["p"].model_copy(update={"type": "anthropic", "model": "fake-claude",
+                                                            "base_url": anthropic_server.base_url,
                                                             "api_key_env_var": "ANTHROPIC_API_KEY"})
     monkey_key = {"ANTHROPIC_API_KEY": "test-key-anthropic"}
     rig.agent.env = {**rig.agent.env, **monkey_key}
@@ -203,3 +204,17 @@ def test_fake_reasoning_needs_include_to_come_back_encrypted(openai_server: Fake
     r = post(openai_server, {"model": "fake-reasoner", "input": "hi", "store": False})
     reasoning = json.loads(r.text)["output"][0]
     assert reasoning["type"] == "reasoning" and "encrypted_content" not in reasoning
+
+
+def test_a_refusal_is_shown_as_the_reply_and_reported(rig: Rig) -> None:
+    rig.server.enqueue(Reply(text="I can't help with that.", stop="refusal"))
+    done = list(rig.agent.adapter.stream([Message("user", "hi")], [], ""))[-1]
+    assert (done.response.stop_reason, done.response.conversation) == ("refusal", "I can't help with that.")
+
+
+def test_keepalives_carry_a_silence_longer_than_the_idle_timeout(rig: Rig) -> None:
+    thinking = Fault("silence", seconds=1.6)
+    thinking.ping_every = 0.3  # SSE comments, as proxies and servers send to keep a connection open
+    rig.server.enqueue(Reply(text="after thinking", fault=thinking))
+    assert rig.agent.run_turn("hi").text == "after thinking"
+    assert not [e for e in rig.events if isinstance(e, RetryScheduled)]
