@@ -37,6 +37,8 @@ OPTIONS: tuple[Opt, ...] = (
     Opt("resume", ("--resume",), "Resume session ID; without ID, list sessions."),
     Opt("dry_run", ("--dry-run",), "Show what tools would run, run nothing.", takes_value=False, default=False),
     Opt("no_mcp", ("--no-mcp",), "Do not start MCP servers.", takes_value=False, default=False),
+    Opt("fork_session", ("--fork-session",), "With --continue / --resume: start a new session from that one's "
+        "history, leaving it alone (for a session open in another LACA).", takes_value=False, default=False),
     Opt("sandbox", ("--sandbox",), "Sandbox profile for commands: workspace-write (default), read-only or off.",
         choices=("workspace-write", "read-only", "off")),
     Opt("trust", ("--trust",), "Trust this workspace's own MCP servers, rules, tools and context files.",

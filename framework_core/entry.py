@@ -32,7 +32,8 @@ def run_root(values: dict[str, Any]) -> int:
                           persona=values["persona"], sandbox=values.get("sandbox"), trust=bool(values.get("trust")))
     return start(StartOptions(overrides=overrides, prompt=values["prompt"], output_format=str(values["output_format"]),
                               continue_latest=values["continue_"], resume=values["resume"],
-                              dry_run=values["dry_run"], no_mcp=values["no_mcp"]))
+                              dry_run=values["dry_run"], no_mcp=values["no_mcp"],
+                              fork=bool(values.get("fork_session"))))
 
 
 def guarded(fn: Callable[[], Any]) -> int:

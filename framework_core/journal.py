@@ -24,7 +24,7 @@ class SessionBusy(ConfigError):
     def __init__(self, session_id: str, pid: int | None, path: Path) -> None:
         holder = f"LACA process {pid}" if pid else "another LACA process"
         super().__init__(f"session {session_id} is open in {holder}. Two writers would interleave its transcript. "
-                         "Close the other one, or fork: start a new session from this one's history.")
+                         "Close the other one, or fork: start a new session from this one's history (--fork-session).")
         self.session_id, self.pid, self.path = session_id, pid, path
 
 

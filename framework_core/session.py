@@ -301,7 +301,7 @@ def open_session(data_dir: Path, session_id: str | None = None, secrets_to_mask:
     try:
         transcript.open()
     except OSError as exc:
-        why = (f"cannot write to {sessions_dir(data_dir)} ({exc.strerror or exc}): this session is kept in memory "
+        why = (f"cannot write to {sessions_dir(data_dir)} ({exc.strerror or exc}): this session and the input history are kept in memory "
                "only and will not be saved")
         return MessageManager(None, sid, memory_only=why)
     return MessageManager(transcript, sid)

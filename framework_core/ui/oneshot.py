@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from framework_core.approval import ApprovalAnswer, ApprovalRequest, DeclineAllApprover
 from framework_core.errors import ConfigError
-from framework_core.events import AssistantMessageDone, AssistantTextDelta, CoreEvent, Notice, ToolCallFinished
+from framework_core.events import (AssistantMessageDone, AssistantTextDelta, CoreEvent, Notice, RetryScheduled,
+                                   ToolCallFinished)
 from framework_core.ui.safe_text import visible, visible_reply
 
 if TYPE_CHECKING:
@@ -28,6 +29,11 @@ class ReportingDecliner(DeclineAllApprover):
         print(f"laca: declined {req.request.tool_name} (needs approval; none possible with -p): {body}",
               file=sys.stderr)
         return super().approve(req)
+
+    def review_changes(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        body = visible(" ".join((req.preview.body or req.preview.title).split())[:200])
+        print(f"laca: dry run: {body} would make: {summary} (not applied)", file=sys.stderr)
+        return super().review_changes(req, summary, diff)
 
 
 def _jsonable(event: CoreEvent) -> dict[str, Any]:
@@ -50,6 +56,7 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
     fmt = opts.output_format
     text = read_prompt(opts.prompt or "")
     calls: list[dict[str, Any]] = []
+    cut: list[bool] = []  # a reply cut off after text was shown: the answer is incomplete
     shown = visible_reply if sys.stdout.isatty() else str  # a terminal gets no control sequences; a pipe gets the bytes
 
     def sink(event: CoreEvent) -> None:
@@ -62,6 +69,11 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
             sys.stdout.write("\n" if event.message.content.endswith("\n") else "\n\n")
         elif isinstance(event, Notice):
             print(f"laca: {event.level}: {visible(event.text)}", file=sys.stderr)
+        if isinstance(event, RetryScheduled) and fmt != "stream-json":  # a slow or failing server is not silent
+            print(f"laca: {visible(event.reason)}; retrying in {event.delay_s:.1f}s (attempt {event.attempt + 1} of "
+                  f"{event.max_attempts})", file=sys.stderr, flush=True)
+        if isinstance(event, AssistantMessageDone) and event.cut_off and event.message.meta.get("cut_off"):
+            cut.append(True)
         if isinstance(event, ToolCallFinished):
             calls.append({"request": event.request.to_dict(), "result": event.result.to_dict(),
                           "duration_s": round(event.duration_s, 3)})
@@ -76,10 +88,18 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
     finally:
         if agent.mcp is not None:
             agent.mcp.close()
+        unsaved = session.close()
+    if unsaved and not session.memory_only:  # a memory-only session was announced at start
+        print(f"laca: error: session not saved: {unsaved}", file=sys.stderr)
     if fmt == "json":
         print(json.dumps({"result": outcome.text, "tool_calls": calls, "usage": asdict(outcome.usage),
                           "session_id": session.session_id, "interrupted": outcome.interrupted,
-                          "error": outcome.error}, ensure_ascii=False, default=str))
-    if outcome.interrupted:
+                          "error": outcome.error, "cut_off": bool(cut)}, ensure_ascii=False, default=str))
+    return exit_code(outcome.interrupted, outcome.error, bool(cut))
+
+
+def exit_code(interrupted: bool, error: str | None, cut_off: bool) -> int:
+    """130 interrupted; 1 for an error or a reply cut off before its end (the answer is incomplete); else 0."""
+    if interrupted:
         return 130
-    return 1 if outcome.error else 0
+    return 1 if error or cut_off else 0

@@ -143,17 +143,12 @@ class Repl:
     def prompt_session(self) -> Any:
         if self._session is None:
             from prompt_toolkit import PromptSession
-            from prompt_toolkit.history import FileHistory, InMemoryHistory
 
             from framework_core.config_load import user_data_dir
             from framework_core.ui.completion import LacaCompleter
-            history: Any
-            try:
-                path = str(user_data_dir() / "input_history")
-                user_data_dir().mkdir(parents=True, exist_ok=True)
-                history = FileHistory(path)
-            except OSError:
-                history = InMemoryHistory()
+            from framework_core.ui.input_history import make_history
+
+            history = make_history(user_data_dir())  # memory only when the disk refuses it, never a traceback
             self._session = PromptSession(
                 history=history, completer=LacaCompleter(self), complete_while_typing=True,
                 key_bindings=self._bindings(), bottom_toolbar=self._toolbar,
@@ -204,7 +199,12 @@ class Repl:
             text, self.pending_input = self.pending_input, None
             self.console.print(Text(f"{self.agent.persona_id}> ", style="bold") + Text(text))
             return text
-        return self.prompt_session().prompt(self.prompt_message, pre_run=self._start_boot)
+        text = self.prompt_session().prompt(self.prompt_message, pre_run=self._start_boot)
+        take = getattr(self.prompt_session().history, "take_warning", None)
+        warning = take() if take is not None else None
+        if warning:
+            self.console.print(Text(warning, style="laca.err"))
+        return text
 
     # -- loop -----------------------------------------------------------------------------------
     def banner(self) -> None:
@@ -265,6 +265,15 @@ class Repl:
                 self.boot.restart()
                 return None
             return 2
+        from framework_core.session import SessionBusy
+
+        if isinstance(error, SessionBusy) and self.boot is not None:
+            print(f"laca: {error}", file=sys.stderr)
+            if sys.stdin.isatty() and input("Fork it into a new session? [y/N] ").strip().lower() in ("y", "yes"):
+                self.boot.opts.fork = True
+                self.boot.restart()
+                return None
+            return error.exit_code
         if isinstance(error, LacaError):
             print(f"laca: {error}", file=sys.stderr)
             return error.exit_code
@@ -323,7 +332,9 @@ class Repl:
             return
         if self.agent.mcp is not None:
             self.agent.mcp.close()
-        if self.agent.session.transcript is not None:
-            self.agent.session.transcript.close()
-        self.console.print(Text(f"Session saved: {self.agent.session.session_id} (resume with laca --continue)",
-                                style="laca.dim"))
+        problem = self.agent.session.close()  # writes what waits; never claims a save that did not happen
+        if problem is None:
+            self.console.print(Text(f"Session saved: {self.agent.session.session_id} (resume with laca --continue)",
+                                    style="laca.dim"))
+        else:
+            self.console.print(Text(f"Session NOT saved: {problem}", style="laca.err"))

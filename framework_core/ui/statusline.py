@@ -22,6 +22,9 @@ def status_fragments(agent: "Agent") -> FormattedText:
     if agent.teps.dry_run:
         parts.append(("bg:ansired fg:ansiwhite bold", " DRY-RUN "))
         parts.append(("", " "))
+    if agent.session.write_error:  # until the transcript is written again
+        parts.append(("bg:ansired fg:ansiwhite bold", " NOT SAVED "))
+        parts.append(("", " "))
     sandbox = getattr(agent.teps, "sandbox", None)
     if sandbox is not None and not sandbox.active:
         parts.append(("bg:ansired fg:ansiwhite bold", f" {sandbox.describe().upper()} "))

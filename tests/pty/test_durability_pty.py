@@ -1,0 +1,166 @@
+"""Kills, second processes and unwritable disks, as a user meets them in a real terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.fakes.script import Reply, ToolCallSpec
+
+PROMPT = "forge>"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bash_call(cmd: str, cid: str) -> ToolCallSpec:
+    return ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": f"Intent: test\nCommand: {cmd}"}, id=cid)
+
+
+def approve(child: pexpect.spawn, marker: str) -> None:
+    child.expect_exact(marker)
+    child.expect_exact("Allow?")
+    time.sleep(0.5)  # past the typeahead guard
+    child.send("y")
+
+
+def processes_running(needle: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().split(")")[1].split()[0]
+        except OSError:
+            continue
+        if needle in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def wait_until(check, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def tool_results(messages: list[dict]) -> dict[str, dict]:
+    return {m["tool_call_id"]: json.loads(m["content"]) for m in messages if m["role"] == "tool"}
+
+
+def test_kill_9_mid_batch_then_continue_keeps_finished_results(spawn, fake_openai, workspace: Path) -> None:
+    fake_openai.enqueue(Reply(text="Three steps.", tool_calls=[
+        bash_call("touch f1", "c1"), bash_call("touch f2; sleep 317.25", "c2"), bash_call("touch f3", "c3")]))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("make three files")
+    approve(child, "call 1 of 3")
+    approve(child, "call 2 of 3")
+    assert wait_until(lambda: (workspace / "f2").exists() and processes_running("sleep 317.25"))
+    os.kill(child.pid, signal.SIGKILL)
+    child.expect(pexpect.EOF)
+    assert wait_until(lambda: not processes_running("sleep 317.25"), 10), "the running command outlived LACA"
+    assert (workspace / "f1").exists() and not (workspace / "f3").exists()
+
+    again = spawn("--continue")
+    again.expect_exact("Resumed session")
+    again.expect_exact(PROMPT)
+    fake_openai.enqueue(Reply(text="resumed ok"))
+    again.sendline("where were we?")
+    again.expect_exact("resumed ok")
+    results = tool_results(fake_openai.requests[-1]["messages"])
+    assert results["c1"]["status"] == "success" and results["c1"]["exit_code"] == 0
+    assert results["c2"]["status"] == "error" and "outcome is unknown" in results["c2"]["message"]
+    assert results["c3"]["status"] == "error" and "not run" in results["c3"]["message"]
+    again.sendline("/exit")
+    again.expect_exact("Session saved")
+    again.expect(pexpect.EOF)
+
+
+def test_two_terminals_on_one_session_refuse_then_fork(spawn, fake_openai, workspace: Path) -> None:
+    first = spawn()
+    first.expect_exact(PROMPT)
+    first.sendline("remember mango")
+    first.expect_exact("You said")
+    first.expect_exact(PROMPT)
+    second = spawn("--continue")
+    second.expect_exact(f"is open in LACA process {first.pid}")
+    second.expect_exact("Fork it into a new session? [y/N]")
+    second.sendline("y")
+    second.expect_exact("Forked session")
+    second.expect_exact(PROMPT)
+    second.sendline("and banana")
+    second.expect_exact("You said")
+    second.expect_exact(PROMPT)
+    first.sendline("and cherry")
+    first.expect_exact("You said")
+    first.expect_exact(PROMPT)
+    sent = [m["content"] for m in fake_openai.requests[-1]["messages"] if m["role"] == "user"]
+    assert sent == ["remember mango", "and cherry"]  # the first session never saw the fork's turn
+    for child in (first, second):
+        child.sendline("/exit")
+        child.expect_exact("Session saved")
+        child.expect(pexpect.EOF)
+
+
+def test_a_second_oneshot_on_an_open_session_is_refused(spawn, fake_openai, workspace: Path) -> None:
+    first = spawn()
+    first.expect_exact(PROMPT)
+    first.sendline("hello there")
+    first.expect_exact("You said")
+    first.expect_exact(PROMPT)
+    env = {**os.environ, "OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": "k"}
+    run = subprocess.run([sys.executable, str(ROOT / "run_framework.py"), "--no-mcp", "--continue", "-p", "more"],
+                         cwd=workspace, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and f"LACA process {first.pid}" in run.stderr and "--fork-session" in run.stderr
+    assert "Traceback" not in run.stderr
+    forked = subprocess.run([sys.executable, str(ROOT / "run_framework.py"), "--no-mcp", "--continue",
+                             "--fork-session", "-p", "more"], cwd=workspace, env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert forked.returncode == 0 and "Forked session" in forked.stderr
+    first.sendline("/exit")
+    first.expect(pexpect.EOF)
+
+
+UNSHARE = shutil.which("unshare")
+
+
+@pytest.mark.skipif(UNSHARE is None, reason="needs unshare for a read-only mount in a private namespace")
+def test_read_only_data_dir_starts_in_memory_with_one_warning(fake_openai, workspace: Path, isolated_env: Path) -> None:
+    data = isolated_env / ".local" / "share" / "laca"
+    data.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": "k", "TERM": "xterm",
+           "LACA_TYPEAHEAD_GUARD_S": "0.3", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    script = f'mount -t tmpfs -o ro tmpfs "{data}" && exec "{sys.executable}" "{ROOT / "run_framework.py"}" --no-mcp'
+    child = pexpect.spawn(UNSHARE, ["--user", "--map-root-user", "--mount", "sh", "-c", script], cwd=str(workspace),
+                          env=env, encoding="utf-8", timeout=20, dimensions=(40, 120))
+    try:
+        child.expect_exact(PROMPT)
+        child.sendline("first")
+        index = child.expect_exact(["kept in memory only", "permission denied", pexpect.TIMEOUT], timeout=10)
+        if index != 0:
+            pytest.skip("a read-only tmpfs could not be mounted in a private namespace here")
+        child.expect_exact("You said")
+        child.expect_exact(PROMPT)
+        child.sendline("second")
+        child.expect_exact("You said")
+        child.expect_exact(PROMPT)
+        child.sendline("/exit")
+        child.expect_exact("Session NOT saved")
+        child.expect(pexpect.EOF)
+        seen = child.before or ""
+        assert "Traceback" not in seen and "internal error" not in seen
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
