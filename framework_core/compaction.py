@@ -1,7 +1,15 @@
-"""Context limits: token report, trimming old tool output, summarising older turns through the model."""
+"""Context limits: token report, trimming old tool output, summarising older turns through the model.
+
+One measure decides everything (`context_used`): what the next request will put in the context window,
+from the API's own count of the last request (cached tokens included) plus an estimate of what was added
+since; an estimate of the whole when no count is known. The trigger and `compact` both use it, so whenever
+compaction is triggered it does something. It runs before each request (between tool rounds and in `-p`
+too), on /compact, and when the API refuses a request as too long.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from framework_core.lial_core import Message, StreamDone
@@ -9,36 +17,69 @@ from framework_core.lial_core import Message, StreamDone
 if TYPE_CHECKING:
     from framework_core.core import Agent
 
-TRIGGER = 0.80  # compact when the last request used this share of the context window
+TRIGGER = 0.80  # compact when the next request would fill this share of the context window
 KEEP_RECENT = 6  # messages never trimmed
 TOOL_KEEP_CHARS = 1200
+SUMMARY_TOOL_CHARS = 2000  # of each tool result, in the text sent for a summary
 SUMMARY_PROMPT = ("Summarise the conversation so far for your own later use: the user's goals, decisions made, "
                   "files and commands involved, results, and open tasks. Be concise and factual; no preamble.")
 
 
+def estimate_text_tokens(text: str) -> int:
+    return len(text) // 4
+
+
 def estimate_tokens(messages: list[Message]) -> int:
-    return sum(len(m.content) + sum(len(str(c.parameters)) for c in m.tool_calls) for m in messages) // 4
+    return sum(len(m.content) + sum(len(json.dumps(c.wire_arguments(), default=str)) for c in m.tool_calls)
+               for m in messages) // 4
+
+
+def _estimate_request(agent: "Agent") -> int:
+    system = agent.dcm.build_system_prompt(agent.persona_id)
+    tools = json.dumps([s.__dict__ for s in agent.teps.registry.schemas()], default=str)
+    return estimate_text_tokens(system) + estimate_text_tokens(tools) + estimate_tokens(agent.session.messages)
+
+
+def mark_request(agent: "Agent") -> None:
+    """Remember how many messages the last counted request (and its reply) covered."""
+    agent.context_mark = len(agent.session.messages)
 
 
 def context_used(agent: "Agent") -> int:
+    """Tokens the next request will take: the last request's count (prompt, cached included, and reply)
+    plus an estimate of the messages added since, or an estimate of everything if that is more (a server
+    may report no usage, and after compaction the last count no longer describes the history)."""
     last = agent.session.last_usage
-    return max(last.context_tokens + last.output_tokens, estimate_tokens(agent.session.messages))
+    mark = agent.context_mark
+    estimate = _estimate_request(agent)
+    if mark is None or mark > len(agent.session.messages):
+        return estimate
+    counted = last.context_tokens + last.output_tokens + estimate_tokens(agent.session.messages[mark:])
+    return max(counted, estimate)
+
+
+def threshold(agent: "Agent") -> int:
+    """Compact above this: the trigger share of the window, leaving room for the reply where that is less."""
+    caps = agent.caps
+    window = caps.context_window
+    room = window - (caps.output_tokens or 0)
+    return int(max(window * TRIGGER / 2, min(window * TRIGGER, room)))
 
 
 def usage_report(agent: "Agent") -> str:
     caps = agent.caps
     u, last = agent.session.usage, agent.session.last_usage
-    window = caps.context_window
+    used, window = context_used(agent), caps.context_window
     lines = [f"Session: {u.input_tokens:,} input + {u.output_tokens:,} output tokens"
              + (f" · cache: {u.cache_read_tokens:,} read, {u.cache_write_tokens:,} written"
                 if u.cache_read_tokens or u.cache_write_tokens else ""),
              f"Last request: {last.context_tokens:,} in ({last.cache_read_tokens:,} from the cache) / "
-             f"{last.output_tokens:,} out · context {context_used(agent):,} of {window:,} "
-             f"({100 * context_used(agent) / window:.0f}%)"]
+             f"{last.output_tokens:,} out · context {used:,} of {window:,} ({100 * used / window:.0f}%; "
+             f"compacts at {threshold(agent):,})"]
     cost = caps.prices.cost(u)
     if cost is not None:
         p = caps.prices
-        lines.append(f"Estimated cost: ${cost:.4f} (at ${p.input}/M in, ${p.output}/M out, "
+        lines.append(f"Estimated cost: ${cost:.4f} (at ${p.input:g}/M in, ${p.output:g}/M out, "
                      f"${p.read_rate():g}/M cache reads, ${p.write_rate():g}/M cache writes)")
     else:
         lines.append(f"Cost: unknown (no prices for {agent.provider.model}: set price_input_per_mtok / "
@@ -63,17 +104,50 @@ def trim_tool_output(messages: list[Message], keep_recent: int = KEEP_RECENT) ->
 
 
 def split_for_summary(messages: list[Message], keep_turns: int = 2) -> int:
-    """Index where the kept recent part starts: the start of the `keep_turns`-th last user turn."""
+    """Index where the kept recent part starts: the start of the `keep_turns`-th last user turn (fewer turns
+    when there are not that many, so a long first turn still leaves the turns before it to summarise)."""
     starts = [i for i, m in enumerate(messages) if m.role == "user"]
-    if len(starts) <= keep_turns:
-        return 0
-    return starts[-keep_turns]
+    for keep in range(keep_turns, 0, -1):
+        if len(starts) > keep:
+            return starts[-keep]
+    return 0
+
+
+def as_text(messages: list[Message]) -> list[Message]:
+    """Tool turns written out as text, consecutive turns of one role merged: a summary request then needs no
+    tools, cannot call any, and suits every API (including strict user/assistant alternation)."""
+    out: list[Message] = []
+    for m in messages:
+        if m.role == "tool_result":
+            body = m.content if len(m.content) <= SUMMARY_TOOL_CHARS else m.content[:SUMMARY_TOOL_CHARS] + " […]"
+            role, text = "user", f"[result of {m.tool_name or 'a tool'}: {body}]"
+        else:
+            calls = "\n".join(f"[called {c.tool_name} with {json.dumps(c.parameters, ensure_ascii=False)}]"
+                              for c in m.tool_calls)
+            role, text = ("user" if m.role == "user" else "assistant"), "\n".join(x for x in (m.content, calls) if x)
+        if not text.strip():
+            continue
+        if out and out[-1].role == role:
+            out[-1] = Message(role, out[-1].content + "\n\n" + text)
+        else:
+            out.append(Message(role, text))
+    if out and out[0].role != "user":
+        out.insert(0, Message("user", "[earlier conversation]"))
+    return out
 
 
 def summarise(agent: "Agent", older: list[Message]) -> str:
+    from framework_core.adapters.retry import stream_with_retry
+
     system = agent.dcm.build_system_prompt(agent.persona_id)
-    request = older + [Message("user", SUMMARY_PROMPT)]
-    for event in agent.adapter.stream(request, [], system):
+    request = as_text(older)
+    if request and request[-1].role == "user":
+        request[-1] = Message("user", request[-1].content + "\n\n" + SUMMARY_PROMPT)
+    else:
+        request.append(Message("user", SUMMARY_PROMPT))
+    stream = stream_with_retry(lambda: agent.adapter.stream(request, [], system), agent.config.retry,
+                               lambda *_: None)
+    for event in stream:
         if isinstance(event, StreamDone):
             return event.response.conversation.strip()
     return ""
@@ -85,9 +159,9 @@ def compact(agent: "Agent", *, force: bool = False) -> str:
     notes = []
     if trimmed:
         session.replace(messages, f"trimmed {trimmed} old tool outputs")
+        agent.context_mark = None  # the last count no longer describes the history
         notes.append(f"trimmed {trimmed} old tool output(s)")
-    window = agent.caps.context_window
-    if force or estimate_tokens(messages) > TRIGGER * window:
+    if force or context_used(agent) >= threshold(agent):
         cut = split_for_summary(messages)
         if cut == 0:
             notes.append("too little history to summarise")
@@ -96,14 +170,29 @@ def compact(agent: "Agent", *, force: bool = False) -> str:
             if summary:
                 head = Message("user", f"[Summary of the earlier conversation]\n{summary}", meta={"summary": True})
                 session.replace([head] + messages[cut:], "summarised older turns")
+                agent.context_mark = None
                 notes.append(f"summarised {cut} older message(s)")
     return ("Compacted: " + "; ".join(notes)) if notes else "Nothing to compact."
 
 
 def maybe_compact(agent: "Agent") -> str | None:
-    if context_used(agent) < TRIGGER * agent.caps.context_window:
+    """Compact when the next request would pass the threshold. A note when something was done, or (once,
+    until compaction works again) when nothing could be."""
+    if context_used(agent) < threshold(agent):
         return None
     try:
-        return compact(agent)
+        note = compact(agent)
+    except KeyboardInterrupt:
+        raise
     except Exception as exc:  # compaction must never break the session
-        return f"Could not compact the history ({exc}); use /clear if requests start failing."
+        note = f"Could not compact the history ({exc}); use /clear if requests start failing."
+    if "summarised" in note or "trimmed" in note:
+        agent.context_full_said = False
+        return note
+    if agent.context_full_said:
+        return None
+    agent.context_full_said = True
+    if note.startswith("Could not"):
+        return note
+    return (f"The context is {100 * context_used(agent) // agent.caps.context_window}% full and there is no older "
+            "history to summarise; /clear starts afresh.")

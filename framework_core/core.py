@@ -12,10 +12,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from framework_core.adapters.tool_ids import make_unique
 from framework_core.errors import ConfigError, LacaError, ProviderError, StreamCutError
 from framework_core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, EventSink,
                                    ModelRequestStarted, Notice, RetryScheduled, ToolCallQueued, TurnFinished)
 from framework_core.lial_core import LLMResponse, Message, ReasoningDelta, StreamDone, TextDelta, ToolResult, Usage
+from framework_core.limits import after_reply, compact_if_needed, reply_within_window, say_capability_notes
 from framework_core.teps import BatchInterrupted
 
 if TYPE_CHECKING:
@@ -56,6 +58,9 @@ class Agent:
         self.persona_id = config.default_persona
         self._adapter: LLMAdapterInterface | None = None
         self._mcp_waited = False
+        self.said_notes: set[str] = set()  # capability notes already shown (see limits)
+        self.context_mark: int | None = None  # messages the last counted request covered (see compaction)
+        self.context_full_said = False
         self.api_key = self._key_for(self.provider_name)
         session.on_write_state = self._on_write_state
 
@@ -134,10 +139,10 @@ class Agent:
         self.session.add_user(text)
         try:
             for _ in range(MAX_STEPS_PER_TURN):
-                response = self._one_reply(outcome)
-                if response is None or not response.tool_requests:
+                compact_if_needed(self)  # before every request: between tool rounds and in -p too
+                response = reply_within_window(self, outcome)
+                if response is None or not after_reply(self, response, outcome):
                     break
-                self._run_tools(response, outcome)
             else:
                 self.events(Notice("warning", f"Stopped after {MAX_STEPS_PER_TURN} tool rounds in one turn; "
                                               "send a message to let the model continue."))
@@ -173,6 +178,7 @@ class Agent:
         from framework_core.adapters.retry import stream_with_retry
 
         self._wait_for_mcp()
+        say_capability_notes(self)
         system = self.dcm.build_system_prompt(self.persona_id)
         tools = self.teps.registry.schemas()
         messages = list(self.session.messages)
@@ -211,6 +217,7 @@ class Agent:
         raise StreamCutError("the reply ended without a final event")
 
     def _accept(self, response: LLMResponse, outcome: TurnOutcome) -> LLMResponse:
+        make_unique(self.session.messages, response.tool_requests)  # one result per call, even if ids repeat
         message = Message("assistant", response.conversation, tool_calls=list(response.tool_requests),
                           provider_state=response.provider_state)
         self.session.add(message)

@@ -206,6 +206,14 @@ class Usage:
                      self.cache_write_tokens + other.cache_write_tokens)
 
 
+# Stop reasons of every wire API, in neutral words: "length" was cut by the output limit (or the context
+# window), "refusal" was declined or filtered, "pause" is a long turn the API paused, to be sent back as is.
+STOP_KINDS = {"end_turn": "end", "stop": "end", "stop_sequence": "end", "tool_use": "tool_use",
+              "tool_calls": "tool_use", "function_call": "tool_use", "max_tokens": "length", "length": "length",
+              "model_context_window_exceeded": "length", "refusal": "refusal", "content_filter": "refusal",
+              "pause_turn": "pause"}
+
+
 @dataclass
 class LLMResponse:
     """A whole reply (seed 001 §3.2), with every tool call instead of the seed's single one."""
@@ -216,6 +224,12 @@ class LLMResponse:
     stop_reason: str | None = None
     model: str | None = None
     provider_state: ProviderState | None = None  # kept with the assistant turn in the history
+    stop_detail: str | None = None  # what the API said about the stop (e.g. a refusal's category)
+
+    @property
+    def stop_kind(self) -> str:
+        """The stop in neutral words: end, tool_use, length, refusal, pause (see STOP_KINDS)."""
+        return STOP_KINDS.get(self.stop_reason or "", "end")
 
     @property
     def tool_request(self) -> ToolRequest | None:

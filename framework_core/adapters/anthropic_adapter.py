@@ -1,109 +1,161 @@
-"""Anthropic Messages through the official `anthropic` SDK, streaming raw events."""
+"""Anthropic Messages through the official `anthropic` SDK, streaming raw events.
+
+What the request carries comes from the model's capability profile (`self.caps`): the output limit,
+thinking (adaptive or with a budget) and effort, sampling parameters only where accepted, and prompt-cache
+breakpoints. Thinking is shown apart as it streams and kept, signed, with the turn (see anthropic_history).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from framework_core.adapters.anthropic_history import (WIRE, add_cache_breakpoints, provider_state,
+                                                       tail_needs_thinking, to_anthropic_messages,
+                                                       to_anthropic_tools)
 from framework_core.adapters.errors import map_sdk_error
 from framework_core.adapters.sdk_base import SDKAdapter
-from framework_core.errors import StreamCutError
-from framework_core.lial_core import (LLMResponse, Message, StreamDone, StreamEvent, TextDelta,
+from framework_core.errors import ProviderError, StreamCutError
+from framework_core.lial_core import (LLMResponse, Message, ReasoningDelta, StreamDone, StreamEvent, TextDelta,
                                       ToolCallStart, ToolRequest, ToolSchema, Usage)
 
+PROVIDER = "anthropic API"
 
-def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Neutral history -> Messages API: tool results merge into one user turn; same-role turns merge."""
-    out: list[dict[str, Any]] = []
 
-    def push(role: str, blocks: list[dict[str, Any]]) -> None:
-        if not blocks:
-            return
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": list(blocks)})
+@dataclass
+class _Reply:
+    """What has arrived so far of one streamed message."""
 
-    for m in messages:
-        if m.role == "user":
-            push("user", [{"type": "text", "text": m.content or "(empty)"}])
-        elif m.role == "assistant":
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content.strip() else []
-            blocks += [{"type": "tool_use", "id": c.request_id, "name": c.tool_name, "input": c.wire_arguments()}
-                       for c in m.tool_calls]
-            push("assistant", blocks)
-        elif m.role == "tool_result":
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
-            if m.is_error:
-                block["is_error"] = True
-            push("user", [block])
-    # tool_result blocks must come first in a user turn
-    for msg in out:
-        if msg["role"] == "user":
-            msg["content"].sort(key=lambda b: 0 if b.get("type") == "tool_result" else 1)
-    return out
+    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)  # by content block index
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    stop_detail: str | None = None
+    model: str | None = None
+    done: bool = False
+
+    def text(self) -> str:
+        return "".join(b["text"] for _, b in sorted(self.blocks.items()) if b["type"] == "text")
+
+    def calls(self) -> list[ToolRequest]:
+        return [ToolRequest.from_raw_arguments(b["id"], b["name"], "".join(b["json"]) or "{}")
+                for _, b in sorted(self.blocks.items()) if b["type"] == "tool_use"]
+
+
+def _usage(u: Any, base: Usage) -> Usage:
+    """Usage from message_start, or the cumulative counts of message_delta (fields there may be absent)."""
+    def pick(name: str, current: int) -> int:
+        value = getattr(u, name, None)
+        return current if value is None else int(value)
+
+    return Usage(pick("input_tokens", base.input_tokens), pick("output_tokens", base.output_tokens),
+                 pick("cache_read_input_tokens", base.cache_read_tokens),
+                 pick("cache_creation_input_tokens", base.cache_write_tokens))
 
 
 class AnthropicMessagesAdapter(SDKAdapter):
-    wire_api = "anthropic"
+    wire_api = WIRE
     sdk = ("anthropic", "Anthropic")
 
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.config.model, "max_tokens": self.caps.output_tokens,
-                                  "messages": to_anthropic_messages(messages), "stream": True}
+        caps = self.caps
+        wire_messages = to_anthropic_messages(messages, self.config.model)
+        params: dict[str, Any] = {"model": self.config.model, "max_tokens": caps.output_tokens,
+                                  "messages": wire_messages, "stream": True}
         if system_prompt:
             params["system"] = system_prompt
-        if self.caps.temperature is not None:  # the SDK has no sampling parameters any more
-            params["extra_body"] = {"temperature": min(self.caps.temperature, 1.0)}
         if tools:
-            params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                               for t in tools]
+            params["tools"] = to_anthropic_tools(tools)
+        thinking = self._thinking(wire_messages)
+        if thinking is not None:
+            params["thinking"] = thinking
+        if caps.effort:
+            params["output_config"] = {"effort": caps.effort}
+        if caps.temperature is not None:  # the SDK has no sampling parameters; the profile says they are accepted
+            params["extra_body"] = {"temperature": min(caps.temperature, 1.0)}
+        if caps.caching:
+            add_cache_breakpoints(params)
         return params
 
+    def _thinking(self, wire_messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The `thinking` parameter for this request, as the model's profile says to ask for it."""
+        caps, mode = self.caps, self.caps.profile.thinking
+        if mode in ("adaptive", "always"):
+            return {"type": "adaptive", "display": "summarized"} if caps.thinking else {"type": "disabled"}
+        # With a budget every reply starts with thinking, and the API wants it back before the calls of the
+        # turn in progress; a turn begun without thinking (by another model) goes on without it.
+        if mode == "budget" and caps.thinking and not tail_needs_thinking(wire_messages):
+            return {"type": "enabled", "budget_tokens": caps.thinking_budget}
+        return None
+
     def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
-        text: list[str] = []
-        blocks: dict[int, dict[str, Any]] = {}
-        usage = Usage()
-        stop_reason: str | None = None
-        model: str | None = None
-        done = False
+        reply = _Reply()
+        started = False
         try:
             stream = self.client.messages.create(**self._params(messages, tools, system_prompt))
+            started = True
             with stream:
                 for event in stream:
-                    kind = event.type
-                    if kind == "message_start":
-                        model = event.message.model
-                        u = event.message.usage
-                        usage = Usage(u.input_tokens or 0, u.output_tokens or 0,
-                                      getattr(u, "cache_read_input_tokens", 0) or 0,
-                                      getattr(u, "cache_creation_input_tokens", 0) or 0)
-                    elif kind == "content_block_start":
-                        block = event.content_block
-                        if block.type == "tool_use":
-                            blocks[event.index] = {"id": block.id, "name": block.name, "json": []}
-                            yield ToolCallStart(event.index, block.id, block.name)
-                    elif kind == "content_block_delta":
-                        delta = event.delta
-                        if delta.type == "text_delta" and delta.text:
-                            text.append(delta.text)
-                            yield TextDelta(delta.text)
-                        elif delta.type == "input_json_delta" and event.index in blocks:
-                            blocks[event.index]["json"].append(delta.partial_json)
-                    elif kind == "message_delta":
-                        stop_reason = event.delta.stop_reason or stop_reason
-                        if event.usage is not None and event.usage.output_tokens is not None:
-                            usage.output_tokens = event.usage.output_tokens
-                    elif kind == "message_stop":
-                        done = True
-        except StreamCutError:
+                    yield from self._on_event(event, reply)
+        except ProviderError:
             raise
         except Exception as exc:
             if type(exc).__module__.startswith(("anthropic", "httpx", "httpcore")):
-                raise map_sdk_error(exc, "anthropic API", self.config.api_key_env_var) from None
+                raise map_sdk_error(exc, PROVIDER, self.config.api_key_env_var, started=started,
+                                    idle_timeout_s=self.caps.idle_timeout_s) from None
             raise
-        calls = [ToolRequest.from_raw_arguments(b["id"], b["name"], "".join(b["json"]) or "{}")
-                 for _, b in sorted(blocks.items())]
-        response = LLMResponse("".join(text), calls, usage, stop_reason, model)
-        if not done:
+        response = LLMResponse(reply.text(), reply.calls(), reply.usage, reply.stop_reason, reply.model,
+                               provider_state(self.config.model, [b for _, b in sorted(reply.blocks.items())]),
+                               stop_detail=reply.stop_detail)
+        if not reply.done:
             raise StreamCutError("the reply stream ended before message_stop", partial=response)
         yield StreamDone(response)
+
+    def _on_event(self, event: Any, reply: _Reply) -> Iterator[StreamEvent]:
+        kind = event.type
+        if kind == "message_start":
+            reply.model = event.message.model
+            reply.usage = _usage(event.message.usage, Usage())
+        elif kind == "content_block_start":
+            yield from self._block_start(event.index, event.content_block, reply)
+        elif kind == "content_block_delta":
+            yield from self._delta(reply.blocks.get(event.index), event.delta)
+        elif kind == "message_delta":
+            reply.stop_reason = event.delta.stop_reason or reply.stop_reason
+            details = getattr(event.delta, "stop_details", None)
+            if details is not None:
+                reply.stop_detail = " ".join(str(x) for x in (details.category, details.explanation) if x) or None
+            if event.usage is not None:
+                reply.usage = _usage(event.usage, reply.usage)
+        elif kind == "message_stop":
+            reply.done = True
+
+    @staticmethod
+    def _block_start(index: int, block: Any, reply: _Reply) -> Iterator[StreamEvent]:
+        kind = block.type
+        if kind == "tool_use":
+            reply.blocks[index] = {"type": kind, "id": block.id, "name": block.name, "json": []}
+            yield ToolCallStart(index, block.id, block.name)
+        elif kind == "text":
+            reply.blocks[index] = {"type": kind, "text": block.text or ""}
+            if block.text:
+                yield TextDelta(block.text)
+        elif kind == "thinking":
+            reply.blocks[index] = {"type": kind, "thinking": block.thinking or "", "signature": block.signature or ""}
+        elif kind == "redacted_thinking":
+            reply.blocks[index] = {"type": kind, "data": block.data}
+
+    @staticmethod
+    def _delta(block: dict[str, Any] | None, delta: Any) -> Iterator[StreamEvent]:
+        if block is None:
+            return
+        kind = delta.type
+        if kind == "text_delta" and delta.text:
+            block["text"] += delta.text
+            yield TextDelta(delta.text)
+        elif kind == "thinking_delta" and delta.thinking:
+            block["thinking"] += delta.thinking
+            yield ReasoningDelta(delta.thinking)
+        elif kind == "signature_delta":
+            block["signature"] = (block.get("signature") or "") + delta.signature
+        elif kind == "input_json_delta":
+            block["json"].append(delta.partial_json)

@@ -1,4 +1,9 @@
-"""Map SDK exceptions (openai / anthropic share a shape) to LACA's error types. Keys never reach messages."""
+"""Map SDK exceptions (openai / anthropic share a shape) to LACA's error types. Keys never reach messages.
+
+What may be retried blindly is decided here and in `retry.py`: a failure before the API produced anything
+(connection refused, 429, 5xx, overload) costs nothing to retry; a stream that went silent after the model
+started is not retried (a reasoning model was working and is billed for it), nor is an exhausted quota.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,28 @@ from framework_core.errors import (AuthError, BadRequestError, ConnectionFailed,
                                    ServerError)
 
 KEYLIKE = re.compile(r"(sk-[A-Za-z0-9_\-]{6,}|[A-Za-z0-9_\-]{32,})")
+QUOTA_TYPES = {"insufficient_quota", "billing_error", "billing_hard_limit_reached"}
+QUOTA_TEXT = re.compile(r"credit balance is too low|exceeded your current quota|insufficient.quota", re.I)
+CONTEXT_TEXT = re.compile(
+    r"prompt is too long|context.length|context window|maximum context|exceeds? (the )?(available )?context"
+    r"|input length and `?max_tokens`? exceed|too many tokens|exceed_context_size|request_too_large", re.I)
+
+
+class QuotaExceeded(RateLimitError):
+    """The account has no credit or quota left: waiting does not help, so it is never retried."""
+
+    retryable = False
+
+
+class ContextTooLong(BadRequestError):
+    """The request does not fit the model's context window: the core compacts the history and tries once more."""
+
+
+class StalledReply(ConnectionFailed):
+    """The stream went silent after the model started: it may have been working (and billing) all along, so
+    the request is not repeated blindly."""
+
+    retryable = False
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -43,12 +70,15 @@ def error_type(exc: Any) -> str | None:
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
-            return err.get("type") or err.get("code")
+            return err.get("code") if err.get("code") in QUOTA_TYPES else (err.get("type") or err.get("code"))
     return None
 
 
-def map_sdk_error(exc: BaseException, provider: str, key_var: str | None) -> ProviderError:
-    """Turn any SDK exception into a ProviderError subclass with a message that says what to do."""
+def map_sdk_error(exc: BaseException, provider: str, key_var: str | None, *, started: bool = False,
+                  idle_timeout_s: float | None = None) -> ProviderError:
+    """Turn any SDK exception into a ProviderError subclass with a message that says what to do.
+
+    `started`: the response had begun (the stream was open) when the failure came."""
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     kind = error_type(exc)
@@ -56,17 +86,39 @@ def map_sdk_error(exc: BaseException, provider: str, key_var: str | None) -> Pro
         status = RETRYABLE_TYPES[kind]  # an error event inside a 200 stream: judge it by its type
     elif kind and status is not None and status < 400:
         status = None  # any other error event inside a 200 stream is named by its type, never "HTTP 200"
+    elif kind and status is not None and status < 400:
+        status = None  # any other error event inside a 200 stream is named by its type, never "HTTP 200"
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if name in ("APITimeoutError",):
-        return ConnectionFailed(f"{provider}: the request timed out (no data within the timeout)")
+        return _timeout(provider, started, idle_timeout_s)
+    detail = api_message(exc)
+    if kind in QUOTA_TYPES or QUOTA_TEXT.search(detail):
+        return QuotaExceeded(f"{provider}: the account's quota or credit is used up ({kind or 'HTTP ' + str(status)}): "
+                             f"{detail}. Add credit or raise the limit in the provider's console; not retried.",
+                             status=status)
     if status is None and kind:
-        return BadRequestError(f"{provider}: the API reported an error ({kind}): {api_message(exc)}")
+        return BadRequestError(f"{provider}: the API reported an error ({kind}): {detail}")
     if name in ("APIConnectionError",) or status is None:
         if name.endswith("Error") and hasattr(exc, "request") and status is None:
-            return ConnectionFailed(f"{provider}: cannot reach the API ({api_message(exc)}). Check the network and base_url")
-        return ConnectionFailed(f"{provider}: {name}: {api_message(exc)}")
-    detail = api_message(exc)
+            return ConnectionFailed(f"{provider}: cannot reach the API ({detail}). Check the network and base_url")
+        return ConnectionFailed(f"{provider}: {name}: {detail}")
+    if status in (400, 413) and CONTEXT_TEXT.search(f"{kind or ''} {detail}"):
+        return ContextTooLong(f"{provider}: the conversation is too long for the model's context window: {detail}",
+                              status=status)
+    return _by_status(provider, status, detail, headers, key_var)
+
+
+def _timeout(provider: str, started: bool, idle_timeout_s: float | None) -> ProviderError:
+    wait = f"{idle_timeout_s:g} s" if idle_timeout_s else "the timeout"
+    if started:
+        return StalledReply(f"{provider}: the reply stopped arriving (no data for {wait}); it was not retried, since "
+                            "the model may have been working and billing. If the model thinks longer than that, "
+                            "raise request_timeout_s for this provider")
+    return ConnectionFailed(f"{provider}: the request timed out (no answer within {wait})")
+
+
+def _by_status(provider: str, status: int, detail: str, headers: Any, key_var: str | None) -> ProviderError:
     if status == 429:
         return RateLimitError(f"{provider}: rate limited (HTTP 429): {detail}", status=status,
                               retry_after=retry_after_seconds(headers))
@@ -78,5 +130,6 @@ def map_sdk_error(exc: BaseException, provider: str, key_var: str | None) -> Pro
         return ServerError(f"{provider}: {what} (HTTP {status}): {detail}", status=status,
                            retry_after=retry_after_seconds(headers))
     if status == 404:
-        return BadRequestError(f"{provider}: not found (HTTP 404): {detail}. Check the model name and base_url", status=status)
+        return BadRequestError(f"{provider}: not found (HTTP {status}): {detail}. Check the model name (/model "
+                               "lists the server's models) and base_url", status=status)
     return BadRequestError(f"{provider}: request rejected (HTTP {status}): {detail}", status=status)

@@ -1,4 +1,9 @@
-"""Retry a streamed request with exponential backoff, honouring retry-after, while no text has been shown."""
+"""Retry a streamed request with exponential backoff, honouring retry-after, while nothing has been produced.
+
+Only failures before the model produced any output are retried blindly: a retry after text, reasoning or a
+tool call began would bill that output again (and show it twice). What is retryable at all is the error's
+own say (`ProviderError.retryable`): an exhausted quota or a stream that went silent mid-reply is not.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Callable, Iterator
 
 from framework_core.config import RetrySettings
 from framework_core.errors import ProviderError, StreamCutError
-from framework_core.lial_core import StreamEvent, TextDelta
+from framework_core.lial_core import ReasoningDelta, StreamEvent, TextDelta, ToolCallStart
 
 OnRetry = Callable[[int, int, float, str], None]
 
@@ -21,23 +26,30 @@ def backoff_delay(attempt: int, settings: RetrySettings, retry_after: float | No
     return min(base * (1 + random.uniform(0, 0.1)), settings.max_delay_s)
 
 
+def is_output(event: StreamEvent) -> bool:
+    """An event that means the model has produced (and is billing) output."""
+    if isinstance(event, (TextDelta, ReasoningDelta)):
+        return bool(event.text)
+    return isinstance(event, ToolCallStart)
+
+
 def stream_with_retry(make_stream: Callable[[], Iterator[StreamEvent]], settings: RetrySettings, on_retry: OnRetry,
                       sleep: Callable[[float], None] = time.sleep) -> Iterator[StreamEvent]:
     attempt = 1
     while True:
-        shown = False
+        produced = False
         try:
             for event in make_stream():
-                if isinstance(event, TextDelta) and event.text:
-                    shown = True
+                produced = produced or is_output(event)
                 yield event
             return
         except ProviderError as exc:
-            if shown or not exc.retryable or attempt >= settings.max_attempts:
-                if isinstance(exc, StreamCutError) or shown or not exc.retryable:
+            if produced or not exc.retryable:
+                raise
+            if attempt >= settings.max_attempts:
+                if isinstance(exc, StreamCutError):
                     raise
-                raise type(exc)(f"{exc} (gave up after {attempt} attempts)", status=exc.status) if not isinstance(
-                    exc, StreamCutError) else exc
+                raise type(exc)(f"{exc} (gave up after {attempt} attempts)", status=exc.status) from None
             delay = backoff_delay(attempt, settings, exc.retry_after)
             on_retry(attempt, settings.max_attempts, delay, str(exc))
             sleep(delay)

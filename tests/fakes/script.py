@@ -25,6 +25,7 @@ class Fault:
     after_chunks: int = 0
     seconds: float = 0.0
     error_type: str = ""
+    ping_every: float = 0.0
 
     @classmethod
     def http(cls, status: int, *, retry_after_ms: int | None = None, retry_after: float | None = None) -> "Fault":
@@ -47,7 +48,16 @@ class Fault:
 
     @classmethod
     def stall(cls, seconds: float) -> "Fault":
+        """The response starts (200, headers) and then nothing comes; after `seconds` the connection drops."""
         return cls("stall", seconds=seconds)
+
+    @classmethod
+    def silence(cls, seconds: float, ping_every: float = 0.0) -> "Fault":
+        """Silence before the first token, as a model thinking unseen: the stream opens, then nothing (or only
+        keep-alive pings every `ping_every` seconds) for `seconds`, then the reply comes normally."""
+        fault = cls("silence", seconds=seconds)
+        fault.ping_every = ping_every
+        return fault
 
 
 @dataclass
@@ -62,8 +72,11 @@ class Reply:
     # or `<think>` text (as the server's dialect does it).
     reasoning: str = ""
     # How the reply ends, in neutral words each wire translates: "" naturally; "limit": cut by the output
-    # limit (Chat `length`, Responses `incomplete`); "filter": stopped by the content filter.
+    # limit (Chat `length`, Responses `incomplete`, Messages `max_tokens`, where a tool call is cut mid-way);
+    # "filter": stopped by the content filter; "refusal": declined (Messages `refusal` with stop_details);
+    # "pause": a long turn paused (Messages `pause_turn`); "context": the context window filled up.
     stop: str = ""
+    redacted: bool = False  # Messages: also send a `redacted_thinking` block (when thinking is on)
     cached_tokens: int = 0  # of usage[0], read from the prompt cache
 
 

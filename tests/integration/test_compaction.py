@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from framework_core.compaction import compact, maybe_compact, trim_tool_output, usage_report
+import json
+
+from framework_core.compaction import (TRIGGER, _estimate_request, compact, context_used, threshold, trim_tool_output,
+                                       usage_report)
+from framework_core.events import Notice
 from framework_core.history import is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult
 from tests.fakes.script import Reply
@@ -33,16 +37,27 @@ def test_compact_summarises_older_turns_and_history_stays_valid(rig: Rig) -> Non
     assert rig.agent.run_turn("next").text == "still fine"  # the provider accepts the compacted history
 
 
-def test_auto_compaction_near_the_window_and_usage_report(rig: Rig) -> None:
-    rig.agent.provider.context_window = 1000
+def test_auto_compaction_runs_before_the_request_that_would_overflow(rig: Rig) -> None:
+    """The trigger and the compaction use one measure: when the next request would pass the threshold the
+    older turns are summarised first (in the turn loop, so in -p too), as text, without tools."""
+    base = _estimate_request(rig.agent)
+    rig.agent.provider.max_tokens = 500
+    rig.agent.provider.context_window = int((base + 1250) / TRIGGER)  # three turns of ~510 tokens pass it
     rig.agent.provider.price_input_per_mtok = 1.0
     rig.agent.provider.price_output_per_mtok = 2.0
     for i in range(3):
-        rig.server.enqueue(Reply(text="x" * 1500))
+        rig.server.enqueue(Reply(text=f"{i}" * 2000))
         rig.agent.run_turn(f"q{i}")
+    assert not any(m.meta.get("summary") for m in rig.agent.session.messages)
+    assert context_used(rig.agent) >= threshold(rig.agent)
     report = usage_report(rig.agent)
-    assert "Estimated cost: $" in report and "of 1,000" in report
-    rig.server.enqueue(Reply(text="short summary"))
-    note = maybe_compact(rig.agent)
-    assert note and "Compacted" in note
-    assert rig.agent.session.messages[0].meta.get("summary")
+    assert "Estimated cost: $" in report and f"of {rig.agent.caps.context_window:,}" in report
+    rig.server.enqueue(Reply(text="SUMMARY: three long answers."), Reply(text="after the summary"))
+    assert rig.agent.run_turn("q3").text == "after the summary"
+    summary_request = rig.server.requests[-2]
+    assert "tools" not in summary_request and "Summarise the conversation" in json.dumps(summary_request)
+    assert "tool_use" not in json.dumps(summary_request) and '"tool_calls"' not in json.dumps(summary_request)
+    msgs = rig.agent.session.messages
+    assert msgs[0].meta.get("summary") and "three long answers" in msgs[0].content
+    assert [m.content for m in msgs[1:4]] == ["q2", "2" * 2000, "q3"] and is_valid(msgs)  # two turns kept
+    assert any(isinstance(e, Notice) and "summarised" in e.text for e in rig.events)
