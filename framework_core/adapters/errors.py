@@ -86,8 +86,6 @@ def map_sdk_error(exc: BaseException, provider: str, key_var: str | None, *, sta
         status = RETRYABLE_TYPES[kind]  # an error event inside a 200 stream: judge it by its type
     elif kind and status is not None and status < 400:
         status = None  # any other error event inside a 200 stream is named by its type, never "HTTP 200"
-    elif kind and status is not None and status < 400:
-        status = None  # any other error event inside a 200 stream is named by its type, never "HTTP 200"
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if name in ("APITimeoutError",):
