@@ -37,6 +37,7 @@ class ApprovalRequest:
     sandbox_warn: bool = False  # the note deserves attention (network given, or no sandbox at all)
     can_unsandbox: bool = False  # offer the explicit, red "run outside the sandbox once" choice
     control_note: str | None = None  # a write to a control path: what it can do, shown in red
+    can_preview: bool = False  # offer "run in the overlay, show the changes, then ask to apply"
 
     @property
     def allow_session(self) -> bool:
@@ -53,10 +54,15 @@ class ApprovalAnswer:
     reason: str = ""  # the user's words on `n`, passed back to the model
     grant: GrantOption | None = None  # which option `a` saved
     unsandboxed: bool = False  # the user chose to run this one call outside the sandbox (never remembered)
+    preview: bool = False  # run in the overlay and show the change set before applying it
 
 
 class Approver(Protocol):
     def approve(self, req: ApprovalRequest) -> ApprovalAnswer: ...
+
+    def review_changes(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        """A previewed command's change set: True applies it to the workspace."""
+        ...
 
 
 class DeclineAllApprover:
@@ -64,10 +70,15 @@ class DeclineAllApprover:
 
     def __init__(self) -> None:
         self.declined: list[ApprovalRequest] = []
+        self.previewed: list[tuple[ApprovalRequest, str]] = []  # dry run: change sets shown, never applied
 
     def approve(self, req: ApprovalRequest) -> ApprovalAnswer:
         self.declined.append(req)
         return ApprovalAnswer("deny", reason="non-interactive mode: approval needed but no one to ask")
+
+    def review_changes(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        self.previewed.append((req, summary))
+        return False
 
 
 class ScriptedApprover:
@@ -76,6 +87,7 @@ class ScriptedApprover:
     def __init__(self, answers: Iterable[str | ApprovalAnswer] = ()) -> None:
         self._answers: deque[str | ApprovalAnswer] = deque(answers)
         self.seen: list[ApprovalRequest] = []
+        self.reviewed: list[tuple[str, str]] = []
 
     def push(self, *answers: str | ApprovalAnswer) -> None:
         self._answers.extend(answers)
@@ -90,3 +102,10 @@ class ScriptedApprover:
         if ans == "a" and req.allow_session:
             return ApprovalAnswer("session", grant=req.grant_options[0])
         return ApprovalAnswer({"y": "once", "n": "deny", "a": "once"}[ans])
+
+    def review_changes(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        """Takes the next answer too: 'y' applies, anything else discards."""
+        self.reviewed.append((summary, diff))
+        if not self._answers:
+            raise AssertionError(f"ScriptedApprover: no answer left to review {summary}")
+        return self._answers.popleft() == "y"

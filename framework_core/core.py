@@ -52,6 +52,7 @@ class Agent:
         self.teps = teps
         self.session = session
         self.events = events
+        self.pending_notes: list[str] = []
         self.mcp = mcp
         self.env = os.environ if env is None else env
         self.provider_name = config.llm_provider
@@ -133,10 +134,15 @@ class Agent:
             self.events(Notice("info", "The session transcript is being written again; nothing was lost."))
 
     # ---- the turn -----------------------------------------------------------------------------
+    def note_for_model(self, text: str) -> None:
+        """Something the user did outside the conversation (an /undo): said to the model with the next message."""
+        self.pending_notes.append(text)
+
     def run_turn(self, text: str) -> TurnOutcome:
         outcome = TurnOutcome()
         self.session.repair()
-        self.session.add_user(text)
+        notes, self.pending_notes = self.pending_notes, []
+        self.session.add_user("".join(f"[LACA: {n}]\n" for n in notes) + text)
         try:
             for _ in range(MAX_STEPS_PER_TURN):
                 compact_if_needed(self)  # before every request: between tool rounds and in -p too

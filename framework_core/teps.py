@@ -23,7 +23,9 @@ from framework_core.policy.levels import Level
 from framework_core.tools.base import ActionPreview, CallScope, ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
+    from framework_core.sandbox.changeset import ChangeSet
     from framework_core.sandbox.sandbox import Sandbox
+    from framework_core.sandbox.undo_store import UndoStore
 
 AuditSink = Callable[[dict[str, Any]], None]
 INTERRUPTED = "interrupted by the user (Ctrl-C) before this call finished"
@@ -54,10 +56,10 @@ class TEPSEngine:
     def __init__(self, config: TepsSettings | dict[str, Any] | None = None, *, registry: ToolRegistry | None = None,
                  workspace: Path | None = None, approver: Approver | None = None,
                  policy: PolicyState | None = None, events: EventSink = discard, audit: AuditSink | None = None,
-                 env: dict[str, str] | None = None, sandbox: "Sandbox | None" = None) -> None:
+                 env: dict[str, str] | None = None, sandbox: "Sandbox | None" = None,
+                 undo: "UndoStore | None" = None) -> None:
         from framework_core.tools.builtin import builtin_tools
         from framework_core.tools.envscrub import scrub_env
-        from framework_core.tools.files import FileHistory
 
         self.settings = config if isinstance(config, TepsSettings) else TepsSettings(**(config or {}))
         self.workspace = (workspace or Path.cwd()).resolve()
@@ -73,14 +75,20 @@ class TEPSEngine:
         self.dry_run = self.settings.dry_run_enabled
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.scrub_env_patterns,
                                     self.settings.keep_env)
-        self.file_history = FileHistory()
         if sandbox is None:
             from framework_core.sandbox.sandbox import Sandbox
 
-            sandbox = Sandbox("workspace-write", self.workspace, use_overlay=False)
+            sandbox = Sandbox("workspace-write", self.workspace)
+        if undo is None:  # built without a session (the seed's TEPSEngine(config)): undo for this process
+            import tempfile
+
+            from framework_core.sandbox.undo_store import UndoStore
+
+            undo = UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), 200 * 1024 * 1024)
         self.sandbox = sandbox
+        self.undo = undo
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
-                                   file_history=self.file_history, withheld_env=withheld, sandbox=sandbox)
+                                   undo=undo, withheld_env=withheld, sandbox=sandbox)
 
     def _policy_from_settings(self) -> PolicyState:
         """Built directly from a config dict (seed 000 §8), TEPS loads the allowlist and rule files itself."""
@@ -138,7 +146,8 @@ class TEPSEngine:
                     if decision.level == Level.DANGEROUS else "")
             return self._finish(prep, self._result(req, "blocked_by_policy", message=f"Blocked by policy: {why}.{hint}",
                                                    reasons=list(decision.reasons)), 0.0)
-        auto = decision.action == "allow" and not self._needs_sandbox(prep)
+        previewing = self.dry_run and self._can_preview(prep)
+        auto = (decision.action == "allow" and not self._needs_sandbox(prep)) or previewing
         if not auto:
             prep.answer = self._ask(prep, index, total)
             if prep.answer.choice == "deny":
@@ -149,13 +158,21 @@ class TEPSEngine:
                 return self._finish(prep, self._result(req, "declined_by_user", **data), 0.0)
             if prep.answer.choice == "session" and prep.answer.grant is not None:
                 self.policy.grants.add(prep.answer.grant)
-        if self.dry_run:
-            return self._finish(prep, self._result(req, "dry_run", message="Dry run: nothing was executed.",
-                                                   would_run=prep.preview.body or prep.preview.title), 0.0)
+        if self.dry_run and not previewing:
+            return self._finish(prep, self._result(
+                req, "dry_run", message="Dry run: not run (only commands can be previewed in the sandbox's "
+                "overlay; this call would change things directly).", would_run=prep.preview.body or prep.preview.title),
+                0.0)
         reason = "; ".join(decision.matched or decision.reasons) if auto else ""
         self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, auto, reason))
-        self.context.scope = self._scope(prep)
+        self.context.scope = self._scope(prep, preview=previewing or bool(prep.answer and prep.answer.preview))
         return self._execute(prep)
+
+    def _can_preview(self, prep: _Prepared) -> bool:
+        """A call can run as a preview when it is a process in the overlay that the policy does not block."""
+        assert prep.spec and prep.decision
+        return (prep.spec.runs_process and self.sandbox.overlay and prep.decision.action != "deny"
+                and prep.decision.level < Level.DANGEROUS)
 
     def _prepare(self, req: ToolRequest) -> _Prepared:
         prep = _Prepared(req)
@@ -203,15 +220,15 @@ class TEPSEngine:
         return (prep.spec.kind == "bash" and prep.decision.level > Level.SAFE
                 and not self.sandbox.active)
 
-    def _scope(self, prep: _Prepared) -> CallScope:
+    def _scope(self, prep: _Prepared, *, preview: bool = False) -> CallScope:
         """What this call's process may do: write only when not merely Safe; the network only when the policy
         says it is needed and the call was approved or allowed by a rule or grant (never for Safe commands)."""
         assert prep.spec and prep.decision
         spec, decision = prep.spec, prep.decision
         safe_bash = spec.kind == "bash" and decision.level == Level.SAFE
         network = (spec.network or bool(getattr(decision, "network", False))) and not safe_bash
-        return CallScope(writes=not safe_bash, network=network,
-                         unsandboxed=bool(prep.answer and prep.answer.unsandboxed))
+        return CallScope(writes=not safe_bash or preview, network=network and not preview,
+                         unsandboxed=bool(prep.answer and prep.answer.unsandboxed) and not preview, preview=preview)
 
     def sandbox_note(self, prep: _Prepared) -> tuple[str, bool]:
         """(what the sandbox will allow this call, whether that deserves a warning) for the approval panel."""
@@ -243,6 +260,7 @@ class TEPSEngine:
         if prep.spec.runs_process:
             req.sandbox_note, req.sandbox_warn = self.sandbox_note(prep)
             req.can_unsandbox = self.sandbox.active and self.sandbox.profile != "off"
+            req.can_preview = self._can_preview(prep)
         answer = self.approver.approve(req)
         if dangerous and answer.choice == "session":
             answer = ApprovalAnswer("once")  # never remember a Dangerous approval
@@ -254,6 +272,7 @@ class TEPSEngine:
         ctx = self.context
         ctx.cancel.clear()
         ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
+        ctx.review = (lambda cs: self._review(prep, cs)) if ctx.scope.preview else None
         self.audit({"type": "tool_started", "request_id": req.request_id, "tool_name": req.tool_name})
         start = time.monotonic()
         try:
@@ -267,8 +286,18 @@ class TEPSEngine:
         except Exception as exc:  # a handler bug becomes a result the model can read, not a crash
             result = self._result(req, "error", error_message=f"{type(exc).__name__}: {exc}")
         finally:
-            ctx.on_output = None
+            ctx.on_output = ctx.review = None
         return self._finish(prep, result, time.monotonic() - start)
+
+    def _review(self, prep: _Prepared, changes: "ChangeSet") -> bool:
+        """Show a previewed change set and ask whether to apply it (an approver that cannot ask says no)."""
+        review = getattr(self.approver, "review_changes", None)
+        if review is None:
+            return False
+        assert prep.spec and prep.preview and prep.decision
+        req = ApprovalRequest(request=prep.request, preview=prep.preview, level=prep.decision.level,
+                              reasons=list(prep.decision.reasons), source=prep.spec.source)
+        return bool(review(req, changes.summary(), changes.diff()))
 
     # ---- results ---------------------------------------------------------------------------
 

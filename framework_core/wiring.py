@@ -95,7 +95,22 @@ def build_sandbox(loaded: LoadedConfig):  # -> Sandbox
     cfg = loaded.config.sandbox
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
                    hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
-                   use_overlay=False)
+                   use_overlay=cfg.overlay)
+
+
+def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
+    """In the session's folder, so that `--continue` can still undo; in a temporary one without a transcript."""
+    import tempfile
+
+    from framework_core.sandbox.undo_store import UndoStore
+
+    limit = loaded.config.sandbox.undo_max_mb * 1024 * 1024
+    if session.transcript is not None:
+        try:
+            return UndoStore(session.transcript.path.with_suffix(".undo"), limit)
+        except OSError:
+            pass  # a read-only or full data dir: undo for this run only
+    return UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), limit)
 
 
 def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, session: MessageManager,
@@ -112,7 +127,8 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     registry = build_registry(loaded)
     sandbox = build_sandbox(loaded)
     teps = TEPSEngine(cfg.teps_settings, registry=registry, workspace=loaded.workspace, approver=approver,
-                      policy=build_policy_state(loaded), events=events, audit=session.record, sandbox=sandbox)
+                      policy=build_policy_state(loaded), events=events, audit=session.record, sandbox=sandbox,
+                      undo=build_undo(loaded, session))
     mcp = None
     servers = mcp_servers(loaded) if start_mcp else {}
     if servers:

@@ -13,7 +13,8 @@ from framework_core.policy.kinds import Permission, ToolKind
 if TYPE_CHECKING:
     from framework_core.config import TepsSettings
     from framework_core.sandbox.sandbox import Sandbox
-    from framework_core.tools.files import FileHistory
+    from framework_core.sandbox.changeset import ChangeSet
+    from framework_core.sandbox.undo_store import UndoStore
 
 
 
@@ -37,6 +38,7 @@ class CallScope:
     writes: bool = False  # the workspace is writable (the call was approved or allowed, not merely Safe)
     network: bool = False  # the policy says it uses the network and the user approved it (or a rule did)
     unsandboxed: bool = False  # the user chose to run this one call outside the sandbox
+    preview: bool = False  # run in the overlay, show the change set, apply only if the user says so
 
 
 @dataclass
@@ -48,10 +50,11 @@ class ToolContext:
     env: dict[str, str]
     cancel: threading.Event = field(default_factory=threading.Event)
     on_output: Callable[[str], None] | None = None
-    file_history: "FileHistory | None" = None
+    undo: "UndoStore | None" = None  # where writes save what they replace, for /undo
     withheld_env: tuple[str, ...] = ()
     sandbox: "Sandbox | None" = None  # None: processes run unconfined (tests of pure handlers)
     scope: CallScope = field(default_factory=CallScope)
+    review: "Callable[[ChangeSet], bool] | None" = None  # asks the user whether to apply a previewed change set
 
 
 #: A handler returns the result's `data` dict, or raises ToolError / ToolArgumentError.

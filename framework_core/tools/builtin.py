@@ -7,7 +7,8 @@ from typing import Any
 
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.tools.base import ActionPreview, ToolContext, ToolSpec
-from framework_core.tools.files import atomic_write, resolve_in_workspace, unified_diff_preview
+from framework_core.sandbox.undo_store import UndoError
+from framework_core.tools.files import resolve_in_workspace, unified_diff_preview, write_with_undo
 from framework_core.wording import plural
 
 NEW_FILE_PREVIEW_LINES = 60
@@ -69,6 +70,8 @@ def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                             "duration_s": round(out.duration_s, 3)}
     if ran.notes:
         data["sandbox"] = " ".join(ran.notes)
+    if ran.changes is not None:
+        data["changes"] = ran.changes
     if out.timed_out or out.stopped:  # an error to the model and on screen, with what it printed so far
         why = out.stopped or (f"timed out after {ctx.settings.command_timeout_s:g} s; its whole process group was "
                               "killed (teps_settings.command_timeout_s)")
@@ -156,14 +159,25 @@ def write_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         data = content.encode(encoding)
     except LookupError:
         raise ToolArgumentError(f"unknown encoding '{encoding}'") from None
-    if ctx.file_history is not None:
-        ctx.file_history.record(path)
     try:
-        written = atomic_write(path, data, append=(mode == "a"))
+        written, notice = write_with_undo(path, data, append=(mode == "a"), undo=ctx.undo,
+                                          label=f"writeFile {_shown(path, ctx)}")
     except OSError as exc:
         raise ToolError(f"could not write {path}: {exc.strerror}") from None
-    return {"file_path": str(path), "status": "written successfully", "bytes_written": len(data),
-            "file_size": written}
+    except UndoError as exc:
+        raise ToolError(f"not written: {exc} (LACA keeps the previous contents so the write can be undone)") from None
+    result = {"file_path": str(path), "status": "written successfully", "bytes_written": len(data),
+              "file_size": written}
+    if notice:
+        result["undo_note"] = notice
+    return result
+
+
+def _shown(path: Path, ctx: ToolContext) -> str:
+    try:
+        return str(path.relative_to(ctx.workspace))
+    except ValueError:
+        return str(path)
 
 
 def builtin_tools() -> list[ToolSpec]:

@@ -199,6 +199,8 @@ def _cli_handler(tool: DeclaredToolModel):
         data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code}
         if ran.notes:
             data["sandbox"] = " ".join(ran.notes)
+        if ran.changes is not None:
+            data["changes"] = ran.changes
         return data
     return handle
 

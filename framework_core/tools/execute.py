@@ -10,8 +10,13 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from framework_core.tools.base import ToolContext
 from framework_core.tools.runner import CommandOutcome, run_command
+
+if TYPE_CHECKING:
+    from framework_core.sandbox.sandbox import Launch
 
 
 @dataclass
@@ -19,6 +24,7 @@ class Executed:
     outcome: CommandOutcome
     sandbox: str  # "read-only", "overlay", "write" or "off"
     notes: list[str] = field(default_factory=list)  # why the sandbox stopped it, in plain words
+    changes: str | None = None  # overlay mode: what landed in the workspace, in one line
 
 
 def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
@@ -29,9 +35,13 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
                   budget_chars=ctx.settings.output_budget_chars, cancel=ctx.cancel, on_output=ctx.on_output)
     if sandbox is None:
         return Executed(run_command(command, **kwargs), "off")  # type: ignore[arg-type]
-    with sandbox.launch(cwd=cwd, writes=scope.writes, network=scope.network,
+    with sandbox.launch(cwd=cwd, writes=scope.writes, network=scope.network and not scope.preview,
                         unsandboxed=scope.unsandboxed) as launch:
         out = run_command(command, wrapper=launch.argv, pass_fds=launch.pass_fds, **kwargs)  # type: ignore[arg-type]
+    try:
+        landed = land(launch, ctx, command) if launch.upper is not None else None
+    finally:
+        sandbox.discard(launch)
     mode = launch.mode or "off"
     notes: list[str] = []
     if launch.mode is not None and out.stderr:  # `a; b` may exit 0 after the sandbox stopped `a`
@@ -42,8 +52,42 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
                         control=control, profile=sandbox.profile)
     if launch.dropped:
         notes.append(dropped_note(launch.dropped))
-    return Executed(out, mode, notes)
+    if landed is not None:
+        notes += landed.notes
+    return Executed(out, mode, notes, landed.line if landed else None)
 
+
+@dataclass
+class Landed:
+    line: str  # "2 files changed, 1 file created", or why nothing was applied
+    notes: list[str] = field(default_factory=list)
+
+
+def land(launch: "Launch", ctx: ToolContext, label: str) -> Landed:
+    """Read what the command changed in its overlay; have it reviewed when a preview was asked for; apply it
+    with every touched path's pre-image saved in the undo store."""
+    from framework_core.sandbox.changeset import ChangeSetError, apply, read_changes
+
+    assert ctx.sandbox is not None and launch.upper is not None
+    workspace = ctx.sandbox.workspace
+    try:
+        cs = read_changes(launch.upper, workspace, protected=[c.rel for c in launch.protected])
+    except ChangeSetError as exc:
+        return Landed(f"nothing applied: {exc}")
+    notes = [dropped_note([c.rel_path for c in cs.protected_attempts])] if cs.protected_attempts else []
+    if not cs:
+        return Landed("no files changed", notes)
+    if ctx.scope.preview:
+        review = ctx.review
+        if review is None or not review(cs):
+            return Landed(f"previewed, NOT applied: {cs.summary()}; the workspace is unchanged", notes)
+    entry = ctx.undo.begin(label, "command") if ctx.undo is not None else None
+    result = apply(cs, launch.upper, workspace, entry, started_ns=launch.started_ns)
+    if result.notice:
+        notes.append(result.notice)
+    if result.skipped:
+        notes.append("not re-created (sockets or devices): " + ", ".join(c.rel_path for c in result.skipped))
+    return Landed(result.summary(), notes)
 
 def dropped_note(paths: list[str]) -> str:
     return (f"not kept: {', '.join(paths)} (control paths: something runs them later, outside the sandbox). "

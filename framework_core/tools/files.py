@@ -6,11 +6,12 @@ import difflib
 import os
 import stat
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-MAX_UNDO_ENTRIES = 50
-MAX_UNDO_BYTES = 50 * 1024 * 1024
+if TYPE_CHECKING:
+    from framework_core.sandbox.undo_store import UndoStore
+
 
 
 def resolve_in_workspace(path: str, workspace: Path) -> tuple[Path, bool]:
@@ -49,43 +50,20 @@ def atomic_write(path: Path, data: bytes, *, append: bool = False) -> int:
     return len(data)
 
 
-@dataclass
-class FileChange:
-    path: Path
-    previous: bytes | None  # None: the file did not exist
-    mode: int | None
-
-
-class FileHistory:
-    """File changes made by the agent in this session, newest last, for /undo."""
-
-    def __init__(self) -> None:
-        self._changes: list[FileChange] = []
-
-    def record(self, path: Path) -> None:
-        previous = path.read_bytes() if path.is_file() else None
-        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else None
-        self._changes.append(FileChange(path, previous, mode))
-        while len(self._changes) > MAX_UNDO_ENTRIES or sum(len(c.previous or b"") for c in self._changes) > MAX_UNDO_BYTES:
-            self._changes.pop(0)
-
-    def __len__(self) -> int:
-        return len(self._changes)
-
-    def undo(self, n: int = 1) -> list[str]:
-        done: list[str] = []
-        for _ in range(min(n, len(self._changes))):
-            change = self._changes.pop()
-            if change.previous is None:
-                if change.path.exists():
-                    change.path.unlink()
-                done.append(f"Removed {change.path} (it was created by the agent)")
-            else:
-                atomic_write(change.path, change.previous)
-                if change.mode is not None:
-                    os.chmod(change.path, change.mode)
-                done.append(f"Restored {change.path} ({len(change.previous):,} bytes)")
-        return done
+def write_with_undo(path: Path, data: bytes, *, append: bool, undo: "UndoStore | None", label: str) -> tuple[int, str | None]:
+    """Write atomically, recording the pre-image in the undo store first; a failed write leaves no entry.
+    Returns (the file's new size, a notice from the store when older undo entries were pruned)."""
+    entry = undo.begin(label, "writeFile") if undo is not None else None
+    try:
+        if entry is not None:
+            entry.save_preimage(path)
+            entry.prepare()
+        written = atomic_write(path, data, append=append)
+    except BaseException:
+        if entry is not None:
+            entry.discard()
+        raise
+    return written, entry.commit() if entry is not None else None
 
 
 def unified_diff_preview(old: str, new: str, path: str, max_lines: int = 400) -> str:

@@ -73,7 +73,7 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
 
 
 def question_text(req: ApprovalRequest) -> str:
-    out = "  [u] outside the sandbox" if req.can_unsandbox else ""
+    out = ("  [p] preview" if req.can_preview else "") + ("  [u] outside the sandbox" if req.can_unsandbox else "")
     if req.server:
         return "[y] allow once  [n] deny  [a] allow for this chat  [v] view all: "
     if req.level == Level.DANGEROUS:

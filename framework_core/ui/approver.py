@@ -27,7 +27,8 @@ class TerminalApprover:
         self._pause()
         self.console.print(approval_panel(req))
         dangerous = req.level == Level.DANGEROUS
-        choices = "ynv" + ("a" if req.allow_session else "") + ("u" if req.can_unsandbox else "")
+        choices = ("ynv" + ("a" if req.allow_session else "") + ("p" if req.can_preview else "")
+                   + ("u" if req.can_unsandbox else ""))
         while True:
             key = ask_key(question_text(req), choices, default="n" if dangerous else None,
                           guard_s=self.guard_s, **self._io)
@@ -37,6 +38,10 @@ class TerminalApprover:
             if key == "y":
                 self.console.print(Text("Allowed once.", style="laca.ok"))
                 return ApprovalAnswer("once")
+            if key == "p":
+                self.console.print(Text("Running it in the sandbox's overlay; you will see the changes before "
+                                        "anything lands.", style="laca.info"))
+                return ApprovalAnswer("once", preview=True)
             if key == "u":
                 if self._confirm_unsandboxed():
                     return ApprovalAnswer("once", unsandboxed=True)
@@ -50,6 +55,23 @@ class TerminalApprover:
                 continue
             self.console.print(Text(f"Remembered for this session: {grant.label}  (/revoke to undo)", style="laca.ok"))
             return ApprovalAnswer("session", grant=grant)
+
+    def review_changes(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        """Show what a previewed command changed and ask whether to apply it; the default is No."""
+        from rich.panel import Panel
+
+        self._pause()
+        body = visible(diff) if diff else "(no diff to show)"
+        self.console.print(Panel(Syntax(body, "diff", word_wrap=True, theme="ansi_dark", background_color="default"),
+                                 title=f"[bold]Preview:[/bold] {visible(summary)}", title_align="left",
+                                 border_style="cyan"))
+        key = ask_key("Apply these changes to the workspace? [y] apply  [n] discard (default) ", "yn", default="n",
+                      guard_s=self.guard_s, **self._io)
+        if key == "y":
+            self.console.print(Text("Applied (/undo reverts it).", style="laca.ok"))
+            return True
+        self.console.print(Text("Discarded: the workspace is unchanged.", style="laca.warn"))
+        return False
 
     def _confirm_unsandboxed(self) -> bool:
         """Leaving the sandbox is a second, explicit answer: never a default, never remembered."""

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from framework_core.errors import LacaError
+from framework_core.wording import plural
 
 if TYPE_CHECKING:
     from framework_core.ui.repl import Repl
@@ -134,13 +135,47 @@ class Commands:
         self.repl.console.print(table)
 
     def undo(self, arg: str) -> None:
-        n = int(arg) if arg.isdigit() else 1
-        history = self.agent.teps.file_history
-        if not len(history):
-            self.say("Nothing to undo: the agent has not changed any file in this session.")
+        """Revert the newest change(s), a command's or a file write's; asks before overwriting later edits."""
+        if arg and not arg.isdigit():
+            raise LacaError("usage: /undo [N]  (N: how many of the newest changes; /changes lists them)")
+        store = self.agent.teps.undo
+        if not store.entries():
+            self.say("Nothing to undo: no command or file write has changed the workspace in this session. "
+                     "Changes made outside LACA, or by a command run outside the sandbox, are not recorded.")
             return
-        for line in history.undo(n):
-            self.say(line, "laca.ok")
+        result = store.revert(int(arg or 1))
+        if result.conflicts and not result.reverted and all(_git_cache(c.path) for c in result.conflicts):
+            result = store.revert(int(arg or 1), force=True)  # git refreshed its index cache since: not an edit
+        if result.conflicts and not result.reverted:
+            for c in result.conflicts[:8]:
+                self.say(f"  changed since: {c.path} ({c.why})", "laca.warn")
+            from framework_core.ui.keys import ask_key
+
+            key = ask_key("Undo anyway and overwrite those changes? [y/N] ", "yn", default="n",
+                          pt_input=self.repl._pt_io["input"], pt_output=self.repl._pt_io["output"])
+            if key != "y":
+                self.say("Nothing was undone.", "laca.warn")
+                return
+            result = store.revert(int(arg or 1), force=True)
+        self.say(result.summary(), "laca.ok" if result.reverted and not result.errors else "laca.warn")
+        for err in result.errors[:5]:
+            self.say(f"  {err}", "laca.err")
+        if result.reverted:
+            self.agent.note_for_model("the user undid " + ", ".join(f"`{e.label}`" for e in result.reverted)
+                                      + ": the workspace is as it was before.")
+
+    def changes(self, arg: str) -> None:
+        """The changes /undo can revert, newest first."""
+        import time
+
+        entries = self.agent.teps.undo.entries()
+        if not entries:
+            self.say("No changes recorded in this session.")
+            return
+        for n, e in enumerate(entries, start=1):
+            when = time.strftime("%H:%M:%S", time.localtime(e.created_ns / 1e9))
+            self.say(f"  {n:>2}. {when}  {e.label[:90]}  ({plural(e.paths, 'path')})")
+        self.say("/undo N reverts the newest N of these.", "laca.dim")
 
     # -- permissions --------------------------------------------------------------------------
     def show_permissions(self, arg: str) -> None:
@@ -156,14 +191,46 @@ class Commands:
 
     def allow_dangerous(self, arg: str) -> None:
         state = self.agent.teps.policy
-        state.allow_dangerous = not state.allow_dangerous
+        wanted = _on_off(arg, state.allow_dangerous, "allow-dangerous")
+        if wanted is None:
+            self.say(f"Allow-dangerous is {'ON' if state.allow_dangerous else 'off'}. /allow-dangerous on|off", "laca.dim")
+            return
+        state.allow_dangerous = wanted
         if state.allow_dangerous:
             self.say("ALLOW-DANGEROUS is ON: Dangerous commands are no longer blocked outright; each one still asks "
-                     "and defaults to No. Run /allow-dangerous again to turn it off.", "laca.danger")
+                     "and defaults to No. /allow-dangerous off turns it off.", "laca.danger")
         else:
             self.say("Allow-dangerous is off: Dangerous commands are blocked again.", "laca.ok")
 
     def dry_run(self, arg: str) -> None:
-        self.agent.teps.dry_run = not self.agent.teps.dry_run
-        self.say(f"Dry run is {'ON: tools are shown, nothing runs' if self.agent.teps.dry_run else 'off'}.",
-                 "laca.warn" if self.agent.teps.dry_run else "laca.ok")
+        teps = self.agent.teps
+        wanted = _on_off(arg, teps.dry_run, "dry-run")
+        if wanted is None:
+            self.say(f"Dry run is {'ON' if teps.dry_run else 'off'}. /dry-run on|off", "laca.dim")
+            return
+        teps.dry_run = wanted
+        if wanted and teps.sandbox.overlay:
+            self.say("Dry run is ON: commands run in the sandbox's overlay without the network; you see the changes "
+                     "they would make and choose whether to apply them. File writes are shown, not made.", "laca.warn")
+        elif wanted:
+            self.say("Dry run is ON: nothing runs (this machine cannot overlay the workspace, so commands cannot "
+                     "be previewed); you see what would run.", "laca.warn")
+        else:
+            self.say("Dry run is off.", "laca.ok")
+
+
+def _git_cache(path: str) -> bool:
+    """`.git/index` is rewritten by any `git status` (a git-aware prompt included): restoring it is expected."""
+    return path.endswith("/.git/index") or path == ".git/index"
+
+
+def _on_off(arg: str, current: bool, name: str) -> bool | None:
+    """`on`/`off` (or yes/no, true/false, 1/0); no argument shows the state (None)."""
+    word = arg.strip().lower()
+    if not word:
+        return None
+    if word in ("on", "yes", "true", "1"):
+        return True
+    if word in ("off", "no", "false", "0"):
+        return False
+    raise LacaError(f"usage: /{name} on|off  (it is {'on' if current else 'off'} now)")

@@ -67,13 +67,15 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand("context", "List loaded context documents with token estimates", "model", _h("context")),
     SlashCommand("tools", "List every tool with its source and permission", "tools", _h("tools")),
     SlashCommand("mcp", "MCP servers, their state and tools", "tools", _h("mcp")),
-    SlashCommand("undo", "Restore the last file change(s) made by the agent", "tools", _h("undo"), "[n]"),
+    SlashCommand("undo", "Revert the last change(s): a command's or a file write's (/changes lists them)", "tools",
+                 _h("undo"), "[n]"),
     SlashCommand("show-permissions", "Rules and session grants, with source and scope", "permissions",
                  _h("show_permissions")),
     SlashCommand("revoke", "Remove session grant N", "permissions", _h("revoke"), "N", _grant_ids),
-    SlashCommand("allow-dangerous", "Toggle: Dangerous commands may be asked for (each still asks, default No)",
+    SlashCommand("allow-dangerous", "on|off: Dangerous commands may be asked for (each still asks, default No)",
                  "permissions", _h("allow_dangerous")),
-    SlashCommand("dry-run", "Toggle: show what tools would do, run nothing", "permissions", _h("dry_run")),
+    SlashCommand("dry-run", "on|off: preview commands in the overlay, apply only what you accept", "permissions",
+                 _h("dry_run")),
 ]
 
 TOPICS = {"session": "Session", "model": "Model and context", "tools": "Tools", "permissions": "Permissions"}

@@ -101,12 +101,26 @@ def test_write_file_asks_and_shows_diff(workspace: Path) -> None:
     assert "-old" in preview.body and "+new" in preview.body
 
 
-def test_dry_run_runs_nothing(workspace: Path) -> None:
+def test_dry_run_previews_a_command_and_applies_only_what_is_accepted(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("old\n")
+    teps, approver, _ = engine(workspace, ["n", "y"])  # answers to the two previews, not to "Allow?"
+    teps.dry_run = True
+    command = "sed -i s/old/new/ a.txt && touch dry.txt"
+    res = teps.execute_tool(ToolRequest("d", "executeBashCommand", {"command": command}, "b"))
+    assert res.status == "success" and res.data["changes"].startswith("previewed, NOT applied")
+    assert (workspace / "a.txt").read_text() == "old\n" and not (workspace / "dry.txt").exists()
+    summary, diff = approver.reviewed[0]
+    assert "1 file changed" in summary and "+new" in diff and approver.seen == []
+    res = teps.execute_tool(ToolRequest("e", "executeBashCommand", {"command": command}, "b"))
+    assert (workspace / "a.txt").read_text() == "new\n" and (workspace / "dry.txt").exists()
+    assert "1 file created" in res.data["changes"]
+
+
+def test_dry_run_shows_a_file_write_without_making_it(workspace: Path) -> None:
     teps, _, _ = engine(workspace, ["y"])
     teps.dry_run = True
-    res = teps.execute_tool(ToolRequest("d", "executeBashCommand", {"command": "touch dry.txt"}, "b"))
-    assert res.status == "dry_run" and "touch dry.txt" in res.data["would_run"]
-    assert not (workspace / "dry.txt").exists()
+    res = teps.execute_tool(ToolRequest("w", "writeFile", {"path": "w.txt", "content": "x"}, "b"))
+    assert res.status == "dry_run" and not (workspace / "w.txt").exists()
 
 
 def test_handler_crash_becomes_error_result(workspace: Path) -> None:
@@ -156,5 +170,6 @@ def test_seed_config_dict_with_allowlist_file(workspace: Path, tmp_path: Path) -
     assert out["status"] == "success" and (workspace / "allowed.txt").exists() and approver.seen == []
     approver.push("n")
     assert teps.execute_tool(bash("touch also.txt"))["status"] == "declined_by_user"  # 'touch al' is no prefix of it
-    dry = TEPSEngine({"dry_run_enabled": True}, workspace=workspace, approver=ScriptedApprover(["y"]))
-    assert dry.execute_tool(bash("touch nope.txt"))["status"] == "dry_run"
+    dry = TEPSEngine({"dry_run_enabled": True}, workspace=workspace, approver=ScriptedApprover(["n"]))
+    assert "previewed, NOT applied" in dry.execute_tool(bash("touch nope.txt"))["data"]["changes"]
+    assert not (workspace / "nope.txt").exists()

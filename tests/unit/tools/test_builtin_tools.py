@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from framework_core.tools.envscrub import scrub_env
-from framework_core.tools.files import FileHistory, atomic_write, resolve_in_workspace, unified_diff_preview
+from framework_core.sandbox.undo_store import UndoStore
+from framework_core.tools.files import atomic_write, resolve_in_workspace, unified_diff_preview, write_with_undo
 from framework_core.tools.runner import run_command
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"}
@@ -83,18 +84,28 @@ def test_atomic_write_keeps_mode_and_undo_restores(tmp_path: Path) -> None:
     f = tmp_path / "script.sh"
     f.write_text("old\n")
     f.chmod(0o750)
-    history = FileHistory()
-    history.record(f)
-    atomic_write(f, b"new\n")
+    store = UndoStore(tmp_path / "undo", 10_000_000)
+    write_with_undo(f, b"new\n", append=False, undo=store, label="writeFile script.sh")
     assert f.read_text() == "new\n" and stat.S_IMODE(f.stat().st_mode) == 0o750
     created = tmp_path / "new" / "file.txt"
-    history.record(created)
-    atomic_write(created, b"x")
-    atomic_write(f, b"more\n", append=True)
+    write_with_undo(created, b"x", append=False, undo=store, label="writeFile new/file.txt")
+    write_with_undo(f, b"more\n", append=True, undo=store, label="writeFile script.sh")
     assert f.read_text() == "new\nmore\n"
-    lines = history.undo(2)
-    assert not created.exists() and f.read_text() == "old\n" and len(lines) == 2
+    result = store.revert(3)
+    assert not created.exists() and not (tmp_path / "new").exists() and f.read_text() == "old\n"
+    assert stat.S_IMODE(f.stat().st_mode) == 0o750 and len(result.reverted) == 3
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".laca-tmp")] == []
+
+
+def test_a_failed_write_leaves_no_undo_entry(tmp_path: Path) -> None:
+    store = UndoStore(tmp_path / "undo", 10_000_000)
+    target = tmp_path / "dir-not-file"
+    target.mkdir()
+    try:
+        write_with_undo(target, b"x", append=False, undo=store, label="writeFile dir-not-file")
+    except OSError:
+        pass
+    assert store.entries() == []
 
 
 def test_diff_preview_never_cuts_silently() -> None:

@@ -94,11 +94,18 @@ def test_slash_commands_switch_and_toggle(repl) -> None:
     assert r.agent.persona_id == "catalyst"
     r.handle("/persona nosuch")
     assert "Valid personas" in buf.getvalue()
-    r.handle("/allow-dangerous")
+    r.handle("/allow-dangerous off")
+    assert not r.agent.teps.policy.allow_dangerous  # "off" never turns it on
+    r.handle("/allow-dangerous on")
     assert r.agent.teps.policy.allow_dangerous
     assert "ALLOW-DANGEROUS" in "".join(t for _, t in r.prompt_message())
+    r.handle("/dry-run on")
+    r.handle("/dry-run on")
+    assert r.agent.teps.dry_run  # "on" twice stays on
     r.handle("/dry-run")
-    assert r.agent.teps.dry_run
+    assert "Dry run is ON" in buf.getvalue()
+    r.handle("/dry-run off")
+    assert not r.agent.teps.dry_run
     r.handle("/tools")
     assert "executeBashCommand" in buf.getvalue()
     r.handle("/nope")
