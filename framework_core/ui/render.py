@@ -236,7 +236,8 @@ def summarise_result(result: ToolResult) -> str:
             if not lines and (d.get("stdout") or d.get("stderr")):
                 lines = 1  # output without a final newline is still a line
             output = f"{plural(lines, 'line')} of output" if lines else "no output"
-            return f"exit {d['exit_code']}{extra} · {output}"
+            changes = f" · {d['changes']}" if d.get("changes") else ""
+            return f"exit {d['exit_code']}{extra} · {output}{changes}"
         if "bytes_written" in d:
             return f"wrote {plural(d['bytes_written'], 'byte')} to {d.get('file_path', '')}"
         if "content" in d and "file_path" in d:

@@ -48,10 +48,10 @@ def ws(tmp_path: Path) -> Path:
 
 
 def engine(ws: Path, home: Path, answers=(), *, profile="workspace-write", env=None, rules=None,
-           bwrap=None) -> tuple[TEPSEngine, ScriptedApprover]:
+           bwrap=None, overlay=False) -> tuple[TEPSEngine, ScriptedApprover]:
     approver = ScriptedApprover(answers)
     base = {"PATH": os.environ["PATH"], "HOME": str(home), **GIT_ENV, **(env or {})}
-    sandbox = Sandbox(profile, ws.resolve(), home=home, use_overlay=False, bwrap=bwrap)
+    sandbox = Sandbox(profile, ws.resolve(), home=home, use_overlay=overlay, bwrap=bwrap)
     policy = PolicyState(rules=rules) if rules else None
     teps = TEPSEngine({}, workspace=ws, approver=approver, env=base, sandbox=sandbox, policy=policy)
     return teps, approver
@@ -217,7 +217,8 @@ def _tree(ws: Path) -> dict[str, bytes | None]:
             if ".git/objects" not in str(p) and ".git/logs" not in str(p)}
 
 
-def test_control_paths_stay_read_only_while_git_work_succeeds(ws: Path, home: Path) -> None:
+@pytest.mark.parametrize("overlay", [False, True], ids=["direct", "overlay"])
+def test_control_paths_stay_read_only_while_git_work_succeeds(ws: Path, home: Path, overlay: bool) -> None:
     _git_workspace(ws)
     hooks_before = sorted(p.name for p in (ws / ".git" / "hooks").iterdir())
     config_before = (ws / ".git" / "config").read_bytes()
@@ -228,7 +229,7 @@ def test_control_paths_stay_read_only_while_git_work_succeeds(ws: Path, home: Pa
         "printf '{\"mcpServers\": {}}' > .mcp.json",
         "echo change >> README.md && echo new > notes.txt && git add -A && git commit -qm work",
     ]
-    teps, _ = engine(ws, home, ["y"] * len(calls))
+    teps, _ = engine(ws, home, ["y"] * len(calls), overlay=overlay)
     results = teps.execute_batch([ToolRequest(f"r{i}", "executeBashCommand", {"command": c}, "test")
                                   for i, c in enumerate(calls)])
     assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir()) == hooks_before
@@ -263,3 +264,34 @@ def test_a_stopped_write_is_said_even_when_the_command_exits_0(ws: Path, home: P
     result = run(teps, "echo evil > .git/hooks/pre-commit; echo fine")
     assert result["data"]["exit_code"] == 0
     assert "protected control path" in result["data"]["sandbox"]
+
+
+def test_undo_reverts_an_approved_reset_delete_append_and_create_exactly(ws: Path, home: Path) -> None:
+    from tests.unit.sandbox.overlay_kit import diff_manifests, manifest
+
+    _git_workspace(ws)
+    (ws / "src").mkdir()
+    (ws / "src" / "m.py").write_text("x = 1\n")
+    (ws / "keep.txt").write_text("keep\n")
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "-C", str(ws), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(ws), "commit", "-qm", "second"], check=True, env=env)
+    before = manifest(ws, skip=(".git/index",))
+    head = subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    teps, _ = engine(ws, home, ["y"], overlay=True)
+    result = run(teps, "git reset -q --hard HEAD~1 && rm -rf src && echo more >> keep.txt && echo new > NEW.txt")
+    assert result["status"] == "success", result
+    assert not (ws / "src").exists() and (ws / "NEW.txt").read_text() == "new\n"
+    assert "created" in result["data"]["changes"] and "deleted" in result["data"]["changes"]
+    reverted = teps.undo.revert(1, force=False)
+    assert reverted.reverted, reverted.summary()
+    assert diff_manifests(before, manifest(ws, skip=(".git/index",))) == []
+    assert subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True, text=True).stdout == head
+    status = subprocess.run(["git", "-C", str(ws), "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert status == ""
+
+
+def test_a_safe_command_changes_nothing_and_records_nothing(ws: Path, home: Path) -> None:
+    teps, _ = engine(ws, home, overlay=True)
+    run(teps, "ls -la")
+    assert teps.undo.entries() == []
