@@ -164,6 +164,8 @@ class TEPSEngine:
                 "overlay; this call would change things directly).", would_run=prep.preview.body or prep.preview.title),
                 0.0)
         reason = "; ".join(decision.matched or decision.reasons) if auto else ""
+        if previewing:
+            reason = "dry run: a preview in the sandbox's overlay; nothing lands unless you apply it"
         self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, auto, reason))
         self.context.scope = self._scope(prep, preview=previewing or bool(prep.answer and prep.answer.preview))
         return self._execute(prep)

@@ -139,12 +139,17 @@ class EventRenderer:
         self._out_lines, self._out_partial, self._out_hidden = 0, "", 0
         line = Text("⏺ ", style="laca.tool")
         line.append(visible(ev.title), style="laca.tool")
-        if ev.body and "\n" not in ev.body.strip():
-            line.append("  " + visible(ev.body.strip()), style="bold")
+        body = (ev.body or "").strip()
+        if body and "\n" not in body:
+            line.append("  " + visible(body), style="bold")
         if ev.auto_approved:
-            line.append(f"   (ran without asking: {visible(one_line(ev.reason, 60))})" if ev.reason else "   (auto)",
+            word = "" if ev.reason.startswith("dry run") else "runs without asking: "
+            line.append(f"   ({word}{visible(one_line(ev.reason, 60))})" if ev.reason else "   (auto)",
                         style="laca.dim")
         self.console.print(line)
+        if body and "\n" in body and ev.title.startswith("Run command"):
+            for row in body.splitlines():  # every line of what runs, never an empty title
+                self.console.print(Text("  ┆ " + visible(row), style="bold"))
 
     def _on_ToolOutputChunk(self, ev: ToolOutputChunk) -> None:
         text = self._out_partial + ev.text

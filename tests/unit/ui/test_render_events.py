@@ -63,3 +63,20 @@ def test_counts_read_naturally() -> None:
         ["0 lines", "1 line", "2 lines", "1,234 bytes"]
     written = ToolResult("r1", "writeFile", "success", {"bytes_written": 1, "file_path": "a.txt"})
     assert summarise_result(written) == "wrote 1 byte to a.txt"
+
+
+def test_a_multi_line_command_is_shown_whole_and_changes_and_sandbox_notes_are_said() -> None:
+    buf = io.StringIO()
+    renderer = EventRenderer(Console(file=buf, width=100, color_system=None))
+    command = "cd src\nrm -rf build\nmake"
+    request = ToolRequest("r1", "executeBashCommand", {"command": command})
+    renderer(ToolCallStarted(request=request, title="Run command", body=command, auto_approved=True,
+                             reason="session grant #1"))
+    result = bash_result(changes="1 folder deleted", sandbox="the sandbox gave this command no network")
+    renderer(ToolCallFinished(request=request, result=result, duration_s=0.1))
+    out = buf.getvalue()
+    assert "(runs without asking: session grant #1)" in out
+    for row in command.splitlines():
+        assert f"┆ {row}" in out
+    assert "exit 0 · no output · 1 folder deleted" in out
+    assert "⛶ sandbox: the sandbox gave this command no network" in out
