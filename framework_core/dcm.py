@@ -3,19 +3,30 @@ builds the system prompt.
 
 Syntax: `## Section` headers; `doc_id: @./relative/path.md` lines (relative to the context file, list
 bullets allowed); `# initial_prompt_template: "text"`. A missing document is a warning, not a crash.
+
+Everything read here goes into the system prompt sent to the provider, and a context file may come with a
+cloned repository. So a document must be a regular text file inside an allowed root (the workspace, the
+LACA install, or the folder of a context file the user's own config names), under a size cap (cut with a
+note); FIFOs, devices, binaries and paths that resolve elsewhere are skipped with a one-line warning.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from framework_core.errors import ConfigError
 
 DOC_LINE = re.compile(r"^\s*(?:[-*]\s+)?([A-Za-z0-9_.\-]+)\s*:\s*@(\S+)\s*$")
 TEMPLATE_LINE = re.compile(r'^#\s*initial_prompt_template\s*:\s*"(.*)"\s*$')
 SECTION_LINE = re.compile(r"^##\s+(.+?)\s*$")
+INSTALL_DIR = Path(__file__).resolve().parent.parent
+DOC_MAX_BYTES = 100_000  # one document; a longer one is cut with a note
+CONTEXT_FILE_MAX_BYTES = 200_000
 TOOLS_BLOCK = """\
 ## Tools and permissions
 You can call tools. Every tool call MUST include `icerc_full_text`: a brief with these labelled parts:
@@ -46,13 +57,51 @@ def _unescape(text: str) -> str:
     return text.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
 
 
+class DocumentSkipped(Exception):
+    """A document that is not read, with the reason in plain words."""
+
+
+def read_text_document(path: Path, roots: Sequence[Path], max_bytes: int) -> tuple[str, int]:
+    """A regular UTF-8 text file inside one of `roots`, cut to `max_bytes`. Returns (text, full size).
+    Raises DocumentSkipped saying why not; never blocks (a FIFO is opened without waiting for a writer)."""
+    real = Path(os.path.realpath(path))
+    if not any(real == r or real.is_relative_to(r) for r in roots):
+        where = " or ".join(str(r) for r in roots)
+        raise DocumentSkipped(f"{real} is outside {where}")
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        raise DocumentSkipped(f"{path} ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise DocumentSkipped(f"{real} is not a regular file")
+        data = os.read(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+    if b"\0" in data[:8192]:
+        raise DocumentSkipped(f"{real} is a binary file, not text")
+    try:
+        text = data[:max_bytes].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < max_bytes - 4:  # not just a character cut in two by the cap
+            raise DocumentSkipped(f"{real} is not UTF-8 text") from None
+        text = data[: exc.start].decode("utf-8")
+    return text, info.st_size
+
+
 class DynamicContextManager:
     def __init__(self, context_definition_file_path: str, *, workspace: Path | None = None,
-                 agents_md_max_bytes: int = 64_000) -> None:
+                 agents_md_max_bytes: int = 64_000, roots: Sequence[Path] | None = None) -> None:
+        """`roots`: where documents may live. By default the workspace, the LACA install and the context
+        file's own folder; a context file a workspace brings gets only the first two (see wiring)."""
         self.path = Path(context_definition_file_path).expanduser().resolve()
         self.workspace = workspace
         self.agents_md_max_bytes = agents_md_max_bytes
+        default = [INSTALL_DIR, self.path.parent] + ([workspace] if workspace is not None else [])
+        self.roots = [Path(os.path.realpath(r)) for r in (roots if roots is not None else default)]
         self.warnings: list[str] = []
+        self.context_problem: str | None = None  # why the context file itself could not be used
         self._docs: dict[str, LoadedDocument] = {}
         self._template: str | None = None
         self._prompt_cache: dict[str | None, str] = {}
@@ -61,10 +110,10 @@ class DynamicContextManager:
     # -- loading ------------------------------------------------------------------------------
     def _load(self) -> None:
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except OSError as exc:
-            self.warnings.append(f"context file {self.path} could not be read ({exc.strerror}); "
-                                 "continuing without framework context")
+            text, _ = read_text_document(self.path, self.roots, CONTEXT_FILE_MAX_BYTES)
+        except DocumentSkipped as exc:
+            self.context_problem = f"the context file could not be used: {exc}"
+            self.warnings.append(f"{self.context_problem}; continuing without framework context")
             text = ""
         base = self.path.parent
         section = ""
@@ -79,34 +128,50 @@ class DynamicContextManager:
                 continue
             m = DOC_LINE.match(line)
             if m:
-                self._add(m.group(1), section, base / m.group(2))
-        for persona_file in sorted((base / "personas").glob("*.md")):
-            doc_id = persona_file.stem
-            if doc_id not in self._docs:
-                self._add(doc_id, "Personas", persona_file)
+                self._add(m.group(1), section, base / os.path.expanduser(m.group(2)))
+        personas = base / "personas"
+        if not self.context_problem and personas.is_dir():
+            for persona_file in sorted(personas.glob("*.md")):
+                doc_id = persona_file.stem
+                if doc_id not in self._docs:
+                    self._add(doc_id, "Personas", persona_file)
         self._load_agents_md()
 
     def _add(self, doc_id: str, section: str, path: Path) -> None:
         try:
-            content = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            self.warnings.append(f"context document '{doc_id}' not loaded: {path} ({exc.strerror or exc})")
+            content, size = read_text_document(path, self.roots, DOC_MAX_BYTES)
+        except DocumentSkipped as exc:
+            self.warnings.append(f"context document '{doc_id}' skipped: {exc}")
             return
+        if size > DOC_MAX_BYTES:
+            content += f"\n[… '{doc_id}' cut at {DOC_MAX_BYTES:,} of {size:,} bytes]"
+            self.warnings.append(f"context document '{doc_id}' is {size:,} bytes; only the first {DOC_MAX_BYTES:,} are used")
         kind = "persona" if "persona" in section.lower() else "document"
-        self._docs[doc_id] = LoadedDocument(doc_id, section, path.resolve(), kind, content)
+        self._docs[doc_id] = LoadedDocument(doc_id, section, Path(os.path.realpath(path)), kind, content)
 
     def _load_agents_md(self) -> None:
         if self.workspace is None:
             return
         path = self.workspace / "AGENTS.md"
-        if not path.is_file():
+        if not path.exists():
             return
-        data = path.read_bytes()
-        content = data[: self.agents_md_max_bytes].decode("utf-8", errors="replace")
-        if len(data) > self.agents_md_max_bytes:
-            content += f"\n[… AGENTS.md truncated at {self.agents_md_max_bytes:,} of {len(data):,} bytes]"
-            self.warnings.append(f"AGENTS.md is {len(data):,} bytes; only the first {self.agents_md_max_bytes:,} are used")
+        try:
+            content, size = read_text_document(path, [Path(os.path.realpath(self.workspace))], self.agents_md_max_bytes)
+        except DocumentSkipped as exc:
+            self.warnings.append(f"AGENTS.md skipped: {exc}")
+            return
+        if size > self.agents_md_max_bytes:
+            content += f"\n[… AGENTS.md truncated at {self.agents_md_max_bytes:,} of {size:,} bytes]"
+            self.warnings.append(f"AGENTS.md is {size:,} bytes; only the first {self.agents_md_max_bytes:,} are used")
         self._docs["AGENTS.md"] = LoadedDocument("AGENTS.md", "Workspace instructions", path, "agents_md", content)
+
+    def unknown_persona(self, persona_id: str) -> ConfigError:
+        """The error for a persona that is not loaded, naming the real cause first."""
+        valid = ", ".join(self.persona_ids()) or "(none loaded)"
+        if self.context_problem:
+            return ConfigError(f"{self.context_problem}, so persona '{persona_id}' is not defined. Fix "
+                               "context_definition_file (or LACA_CONTEXT_FILE)", key="context_definition_file")
+        return ConfigError(f"Unknown persona '{persona_id}'. Valid personas: {valid}", key="default_persona")
 
     # -- the seed's interface -----------------------------------------------------------------
     def get_full_initial_context(self) -> dict[str, str]:
@@ -136,8 +201,7 @@ class DynamicContextManager:
         parts: list[str] = []
         if persona_id is not None:
             if persona_id not in personas:
-                valid = ", ".join(personas) or "(none loaded)"
-                raise ConfigError(f"Unknown persona '{persona_id}'. Valid personas: {valid}")
+                raise self.unknown_persona(persona_id)
             parts.append(personas[persona_id].strip())
         if self._template:
             parts.append(self._template.strip())

@@ -113,6 +113,18 @@ def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
     return UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), limit)
 
 
+def context_roots(loaded: LoadedConfig) -> list[Path]:
+    """Where context documents may come from: the workspace and the LACA install, plus the folder of a context
+    file the user named themselves (their config, --config, LACA_CONTEXT_FILE, a flag); never elsewhere for a
+    context file a workspace brings."""
+    from framework_core.config_load import FRAMEWORK_DIR
+
+    roots = [loaded.workspace, FRAMEWORK_DIR]
+    if loaded.source_of(("context_definition_file",)).startswith(("user", "--config", "env", "flag")):
+        roots.append(Path(loaded.config.context_definition_file).expanduser().resolve().parent)
+    return roots
+
+
 def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, session: MessageManager,
                 start_mcp: bool = True) -> Parts:
     from framework_core.dcm import DynamicContextManager
@@ -120,10 +132,9 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
 
     cfg = loaded.config
     dcm = DynamicContextManager(cfg.context_definition_file, workspace=loaded.workspace,
-                                agents_md_max_bytes=cfg.ui.agents_md_max_bytes)
+                                agents_md_max_bytes=cfg.ui.agents_md_max_bytes, roots=context_roots(loaded))
     if cfg.default_persona not in dcm.persona_ids():
-        raise ConfigError(f"Unknown persona '{cfg.default_persona}'. Valid personas: {', '.join(dcm.persona_ids())}",
-                          key="default_persona")
+        raise dcm.unknown_persona(cfg.default_persona)  # a missing context file is named as the cause
     registry = build_registry(loaded)
     sandbox = build_sandbox(loaded)
     teps = TEPSEngine(cfg.teps_settings, registry=registry, workspace=loaded.workspace, approver=approver,

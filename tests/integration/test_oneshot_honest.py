@@ -50,7 +50,7 @@ def test_retries_are_printed_on_stderr(workspace: Path, openai_fake: FakeOpenAIS
 
 def test_a_reply_cut_after_text_exits_non_zero(workspace: Path, openai_fake: FakeOpenAIServer) -> None:
     openai_fake.enqueue(Reply(text="The first half of a long answer, then the line drops", chunk_size=10,
-                              fault=Fault.drop_mid_stream(after_chunks=2)))
+                              fault=Fault.drop_mid_stream(after_chunks=10)))
     r = laca("-p", "tell me", "--output-format", "json", cwd=workspace,
              env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": openai_fake.base_url})
     assert r.returncode == 1, r.stderr

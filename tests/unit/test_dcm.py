@@ -73,3 +73,85 @@ def test_shipped_context_has_forge_and_catalyst() -> None:
     forge = dcm.get_persona_definitions()["forge"]
     for part in ("Intent", "Command", "Expected outcome", "Risk assessment", "Confirmation request", "icerc_full_text"):
         assert part in forge
+
+
+# ---- hostile context files: nothing outside the allowed roots, nothing that blocks, nothing huge ----------
+
+def test_documents_outside_the_roots_are_skipped(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ctx = make(ws, "## Docs\npasswd: @../../../../../../etc/passwd\nhost: @/etc/hostname\nok: @./notes.md\n",
+               {"notes.md": "NOTES"})
+    (ws / "link.md").symlink_to("/etc/passwd")
+    (ws / "FRAMEWORK_CONTEXT.md").write_text(ctx.read_text() + "via_link: @./link.md\n")
+    dcm = DynamicContextManager(str(ctx), workspace=ws, roots=[ws])
+    assert dcm.get_document_content("ok") == "NOTES"
+    for doc in ("passwd", "host", "via_link"):
+        assert dcm.get_document_content(doc) is None
+    assert len([w for w in dcm.warnings if "is outside" in w]) == 3
+    assert "root:" not in dcm.build_system_prompt(None)
+
+
+def test_fifo_device_and_binary_documents_are_skipped_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe.md")
+    (tmp_path / "blob.md").write_bytes(b"\x7fELF\x00\x00binary")
+    (tmp_path / "latin.md").write_bytes(b"caf\xe9 " * 10)
+    ctx = make(tmp_path, "## Docs\npipe: @./pipe.md\nzero: @/dev/zero\nblob: @./blob.md\nlatin: @./latin.md\n", {})
+    dcm = DynamicContextManager(str(ctx), roots=[tmp_path, Path("/dev")])
+    assert dcm.documents() == []
+    text = "\n".join(dcm.warnings)
+    assert text.count("not a regular file") == 2 and "binary" in text and "not UTF-8" in text
+
+
+def test_a_huge_document_is_cut_with_a_note(tmp_path: Path) -> None:
+    from framework_core.dcm import DOC_MAX_BYTES
+
+    ctx = make(tmp_path, "## Docs\nbig: @./big.md\n", {"big.md": "word " * 1_000_000})
+    dcm = DynamicContextManager(str(ctx))
+    content = dcm.get_document_content("big") or ""
+    assert len(content) < DOC_MAX_BYTES + 200 and "cut at" in content
+    assert any("only the first" in w for w in dcm.warnings)
+
+
+def test_agents_md_that_is_a_fifo_or_a_link_out_is_skipped(tmp_path: Path) -> None:
+    import os
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "AGENTS.md")
+    ctx = make(tmp_path, "## Docs\n", {})
+    dcm = DynamicContextManager(str(ctx), workspace=ws)
+    assert dcm.get_document_content("AGENTS.md") is None and "AGENTS.md skipped" in dcm.warnings[0]
+    (ws / "AGENTS.md").unlink()
+    (ws / "AGENTS.md").symlink_to("/etc/passwd")
+    assert DynamicContextManager(str(ctx), workspace=ws).get_document_content("AGENTS.md") is None
+
+
+def test_missing_context_file_is_named_as_the_cause(tmp_path: Path) -> None:
+    dcm = DynamicContextManager(str(tmp_path / "nope.md"))
+    err = dcm.unknown_persona("forge")
+    assert "context file could not be used" in str(err) and "nope.md" in str(err)
+
+
+def test_a_workspace_context_file_cannot_pull_files_from_elsewhere(workspace: Path, tmp_path: Path) -> None:
+    """Through the real config layers: the workspace names its own context file (trusted, so it is used), and
+    that file's documents must still stay inside the workspace or the install."""
+    from framework_core.config_load import Overrides, load_config
+    from framework_core.wiring import context_roots
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text("SECRET")
+    (workspace / "personas").mkdir()
+    (workspace / "personas" / "forge.md").write_text("FORGE")
+    (workspace / "ctx.md").write_text(f"## Docs\nsecret: @{outside / 'secret.md'}\n")
+    (workspace / "framework_config.yaml").write_text("context_definition_file: ctx.md\n")
+    loaded = load_config(workspace, Overrides(trust=True), env={})
+    assert loaded.config.context_definition_file == str(workspace / "ctx.md")
+    dcm = DynamicContextManager(loaded.config.context_definition_file, workspace=workspace,
+                                roots=context_roots(loaded))
+    assert dcm.get_document_content("secret") is None and dcm.persona_ids() == ["forge"]
+    user_named = load_config(workspace, Overrides(trust=True), env={"LACA_CONTEXT_FILE": str(outside / "c.md")})
+    assert outside in context_roots(user_named)
