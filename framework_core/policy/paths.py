@@ -1,77 +1,198 @@
-"""Pure path knowledge: credential files, system directories, persistence locations, block devices."""
+"""Pure path knowledge: what is protected from deletion, from writing, and what holds secrets.
+
+Every function takes a path already resolved by `targets.resolve` (absolute, with the user's home written
+`/home/§`, or relative to the working directory) and may take a glob pattern: a pattern is judged by what
+it could match, so `/tmp/../*`, `~/.*` and `/h?me` are judged like the paths they reach.
+"""
 
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatch
+from fnmatch import fnmatchcase, translate
+from functools import lru_cache
 
-CREDENTIAL_PATTERNS = [
-    ".env", ".env.*", "*.env", "*/.env", "*/.env.*", "~/.ssh", "~/.ssh/*", "*/.ssh/*", "~/.aws", "~/.aws/*",
-    "~/.config/gcloud*", "~/.kube/config", "~/.kube/*", "~/.netrc", "*/.netrc", "~/.npmrc", "~/.pypirc",
-    "~/.docker/config.json", "*.pem", "*.key", "*id_rsa*", "*id_ed25519*", "*id_ecdsa*", "~/.gnupg*",
-    "~/.git-credentials", "*/.git-credentials", "~/.config/gh/hosts.yml", "/etc/shadow", "/etc/gshadow",
-    "/etc/sudoers", "~/.password-store*", "*credentials.json", "*/.aws/credentials", "~/.azure*",
-]
-SYSTEM_DIRS = {"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/root",
-               "/sbin", "/srv", "/sys", "/usr", "/var", "/usr/bin", "/usr/lib", "/usr/local", "/usr/sbin",
-               "/usr/share", "/var/lib", "/var/log", "/mnt", "/media", "/snap", "/System", "/Library",
-               "/Applications", "/Users"}
-HOME_FORMS = {"~", "~/", "$HOME", "${HOME}", "~/*", "$HOME/*", "${HOME}/*", "~/.", "/home/*", "/Users/*", "/root"}
-PERSISTENCE_PATTERNS = [
-    "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc", "~/.zprofile",
-    "~/.zshenv", "~/.zlogin", "~/.config/fish/*", "/etc/profile", "/etc/profile.d/*", "/etc/bash.bashrc",
-    "/etc/zsh/*", "/etc/cron*", "/etc/cron*/*", "/var/spool/cron*", "~/.config/autostart/*",
-    "~/.config/systemd/user/*", "/etc/systemd/*", "/lib/systemd/*", "~/.ssh/authorized_keys", "/etc/rc.local",
-    "/etc/ld.so.preload", "/etc/sudoers", "/etc/sudoers.d/*", "~/Library/LaunchAgents/*", "/etc/environment",
-    "~/.pam_environment", "~/.xprofile", "~/.xinitrc",
-]
-BLOCK_DEVICE = re.compile(r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|mmcblk\d|disk\d|md\d|dm-\d|mapper/|loop\d|sr\d)")
+HOME = "/home/§"  # the user's home while resolving; shown as "~"
+SYSTEM_DIRS = ("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
+               "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var", "/mnt", "/media", "/snap", "/nix",
+               "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/local", "/usr/local/bin", "/usr/sbin", "/usr/share",
+               "/usr/include", "/usr/libexec", "/var/lib", "/var/log", "/var/spool", "/var/tmp", "/System",
+               "/Library", "/Applications", "/Users", "/private", "/cores", "/Volumes")
+#: Writing anywhere below these changes the system (or fails for want of root, which is no reason to try).
+SYSTEM_TREES = ("/bin", "/boot", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/sbin", "/usr", "/var/lib",
+                "/var/spool", "/var/log", "/sys", "/proc", "/snap", "/nix", "/System", "/Library", "/srv")
+#: Deleting these (or everything in them) loses the user's keys and settings.
+HOME_DIRS_KEPT = ("~/.ssh", "~/.gnupg", "~/.aws", "~/.config", "~/.local", "~/.kube", "~/.docker", "~/.password-store",
+                  "~/Library", "~/Documents", "~/Desktop", "~/.azure", "~/.cargo", "~/.rustup")
+CREDENTIALS = (
+    ".env", ".env.*", "*.env", "*/.env", "*/.env.*", "~/.ssh", "~/.ssh/*", "*/.ssh/id_*", "~/.aws", "~/.aws/*",
+    "~/.config/gcloud", "~/.config/gcloud/*", "~/.kube", "~/.kube/*", "~/.netrc", "*/.netrc", "~/.npmrc",
+    "~/.pypirc", "~/.docker/config.json", "*.pem", "*.key", "*.p12", "*.pfx", "*id_rsa*", "*id_ed25519*",
+    "*id_ecdsa*", "*id_dsa*", "~/.gnupg", "~/.gnupg/*", "~/.git-credentials", "*/.git-credentials",
+    "~/.config/gh/hosts.yml", "~/.config/gh", "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d/*",
+    "~/.password-store", "~/.password-store/*", "*credentials.json", "*/.aws/credentials", "~/.azure", "~/.azure/*",
+    "/proc/*/environ", "/proc/*/task/*/environ", "/proc/*/mem", "/proc/*/cmdline", "~/.bash_history",
+    "~/.zsh_history", "~/.history", "~/.python_history", "~/.node_repl_history", "~/.psql_history",
+    "~/.mysql_history", "~/.local/share/fish/fish_history", "~/.config/laca", "~/.config/laca/*",
+    "~/.local/share/laca", "~/.local/share/laca/*", "~/.local/share/keyrings", "~/.local/share/keyrings/*",
+    "~/.pgpass", "~/.my.cnf", "~/.vault-token", "~/.terraform.d/credentials.tfrc.json", "~/.config/hub",
+    "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.m2/settings.xml",
+    "~/.config/openai", "~/.config/openai/*", "~/.anthropic", "~/.anthropic/*", "~/Library/Keychains/*",
+)
+#: Concrete samples a glob is tried against: `cat ~/.ss?/*` reaches a key even though no pattern says so.
+CREDENTIAL_SAMPLES = ("~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.aws/credentials", "~/.netrc", "/proc/1/environ",
+                      "/proc/self/environ", "~/.git-credentials", "~/.config/gh/hosts.yml", "/etc/shadow",
+                      "~/.bash_history", "~/.docker/config.json", "~/.kube/config", "~/.gnupg/private-keys-v1.d",
+                      "~/.config/laca/config.yaml", ".env")
+PERSISTENCE = (
+    "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.bash_aliases", "~/.bash_*", "~/.profile",
+    "~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.zlogin", "~/.zlogout", "~/.zsh/*", "~/.oh-my-zsh/*", "~/.kshrc",
+    "~/.mkshrc", "~/.cshrc", "~/.tcshrc", "~/.login", "~/.logout", "~/.config/fish", "~/.config/fish/*",
+    "~/.inputrc", "~/.xprofile", "~/.xinitrc", "~/.xsession", "~/.xsessionrc", "~/.pam_environment",
+    "~/.config/environment.d", "~/.config/environment.d/*", "~/.config/autostart", "~/.config/autostart/*",
+    "~/.config/systemd/*", "~/.local/share/systemd/*", "~/.ssh/rc", "~/.ssh/config", "~/.ssh/environment",
+    "~/.ssh/authorized_keys*", "*/.ssh/authorized_keys*", "~/.gitconfig", "~/.config/git/config",
+    "~/.config/git/attributes", "~/.vimrc", "~/.vim/*", "~/.config/nvim/*", "~/.emacs", "~/.emacs.d/*",
+    "~/.tmux.conf", "~/.config/tmux/*", "~/.npmrc", "~/.yarnrc*", "~/.pythonrc*", "~/.local/bin/*", "~/bin/*",
+    "~/.local/share/applications/*", "~/Library/LaunchAgents/*", "~/.config/laca/*", "~/.curlrc", "~/.wgetrc",
+    "~/.condarc", "~/.config/pip/*", "~/.pip/*", "~/.docker/config.json", "~/.kube/config", "~/.cargo/config*",
+    "/etc/*", "/etc/*/*", "/var/spool/cron*", "/var/spool/cron/*", "/var/spool/at*", "/var/spool/at/*",
+    "/Library/LaunchAgents/*", "/Library/LaunchDaemons/*", "*/site-packages/*.pth", "*/dist-packages/*.pth",
+    "*/site-packages/sitecustomize.py", "*/site-packages/usercustomize.py", ".git/hooks", ".git/hooks/*",
+    "*/.git/hooks", "*/.git/hooks/*", ".git/config", "*/.git/config", "*.git/hooks/*", ".git/info/attributes",
+)
+HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/stdout",
+                    "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/fd/*", "/dev/pts/*", "/dev/shm/*", "/proc/self/fd/*")
+LACA_FILES = (".laca", ".laca/*", ".mcp.json", "framework_config.yaml", "tools.yaml", "FRAMEWORK_CONTEXT.md")
 
 
-def home_form(path: str) -> str:
-    """Write `$HOME/x`, `${HOME}/x` and `/root/x` as `~/x` so one set of patterns serves all."""
-    for prefix in ("${HOME}", "$HOME"):
-        if path == prefix or path.startswith(prefix + "/"):
-            return "~" + path[len(prefix):]
-    return path
+def show(path: str) -> str:
+    """The resolved path as the user would write it."""
+    if path == HOME:
+        return "~"
+    return "~" + path[len(HOME):] if path.startswith(HOME + "/") else path
 
 
-def credential_reason(path: str, home: str = "") -> str | None:
-    p = home_form(path.strip())
-    if home and (p == home or p.startswith(home.rstrip("/") + "/")):
-        p = "~" + p[len(home.rstrip("/")):]
-    for pat in CREDENTIAL_PATTERNS:
-        if fnmatch(p, pat) or fnmatch(p.rstrip("/"), pat):
-            return f"{path} may hold credentials"
+def _home_form(path: str) -> str:
+    return show(path)
+
+
+def glob_match(name: str, pattern: str) -> bool:
+    """Could bash's pattern expand to `name`? Per path component; a wildcard does not match a leading dot."""
+    names, pats = name.rstrip("/").split("/"), pattern.rstrip("/").split("/")
+    if len(names) != len(pats):
+        return False
+    for n, p in zip(names, pats):
+        if n.startswith(".") and p[:1] in ("*", "?", "["):
+            return False
+        if not fnmatchcase(n, p):
+            return False
+    return True
+
+
+def _concrete(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(p for p in patterns if not any(c in p for c in "*?["))
+
+
+@lru_cache(maxsize=None)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for a whole pattern set: checking a word costs one match, not one per pattern."""
+    return re.compile("|".join(f"(?:{translate(p)})" for p in patterns))
+
+
+def _matches(path: str, patterns: tuple[str, ...], glob: bool, samples: tuple[str, ...] = ()) -> bool:
+    p = _home_form(path)
+    rx = _compiled(patterns)
+    if rx.match(p) or rx.match(p.rstrip("/")):
+        return True
+    if glob:  # a pattern: could it expand to a protected path?
+        return any(glob_match(sample, p) for sample in _concrete(patterns) + samples)
+    return False
+
+
+def is_home(path: str) -> bool:
+    return path == HOME or bool(re.fullmatch(r"/(home|Users)/[^/]+|/root", path))
+
+
+def deletion_reason(path: str, glob: bool = False) -> str | None:
+    """Why deleting `path` recursively (or what the pattern matches) would be catastrophic, or None."""
+    p = path.rstrip("/") or "/"
+    if not p.startswith("/"):
+        if re.fullmatch(r"\.\.(/\.\.)*(/\*)?", p):
+            return "a parent of the working directory (which may be your home)"
+        return None
+    if is_home(p):
+        return "the home directory"
+    if p in SYSTEM_DIRS:
+        return "the root of the file system" if p == "/" else f"the system directory {p}"
+    if _home_form(p) in HOME_DIRS_KEPT:
+        return f"{_home_form(p)} (keys and settings)"
+    if glob:
+        parent, _, leaf = p.rpartition("/")
+        parent = parent or "/"
+        if "*" in leaf and not any(c in parent for c in "*?[") and (is_home(parent) or parent in SYSTEM_DIRS):
+            return f"everything in {show(parent)}"
+        candidates = SYSTEM_DIRS + ("/home/§", "/home/other", "/Users/other") + tuple(
+            HOME + d[1:] for d in HOME_DIRS_KEPT)
+        hit = next((c for c in candidates if glob_match(c, p)), None)
+        if hit:
+            return f"{show(hit)}, which the pattern {show(p)} matches"
     return None
+
+
+def device_reason(path: str) -> str | None:
+    """A disk or memory device by any path (/dev/sda, /dev/disk/by-id/…, /dev/mapper/…); None for harmless ones."""
+    if not path.startswith("/dev/") or any(fnmatchcase(path, h) for h in HARMLESS_DEVICES):
+        return None
+    return f"the device {path}"
+
+
+PERSISTENCE_SAMPLES = ("~/.bashrc", "~/.profile", "~/.zshrc", "~/.bash_profile", "~/.ssh/authorized_keys",
+                       ".git/hooks/pre-commit", ".git/config", "~/.config/autostart/x.desktop")
+
+
+def persistence_reason(path: str, glob: bool = False) -> str | None:
+    if _matches(path, PERSISTENCE, glob, PERSISTENCE_SAMPLES):
+        return f"{show(path)} is run or read later by a shell, a scheduler, git or Python (persistence)"
+    return None
+
+
+def write_reason(path: str, glob: bool = False) -> tuple[bool, str]:
+    """(dangerous, why) for writing `path`. Dangerous: devices, persistence files, system trees."""
+    dev = device_reason(path)
+    if dev:
+        return True, f"writes {dev}"
+    if any(fnmatchcase(path, h) for h in HARMLESS_DEVICES):
+        return False, ""
+    why = persistence_reason(path, glob)
+    if why:
+        return True, f"writes {why}"
+    if any(path == t or path.startswith(t + "/") for t in SYSTEM_TREES):
+        return True, f"writes into the system directory {path}"
+    if _matches(path, LACA_FILES, glob):
+        return False, f"writes {show(path)}, LACA's own workspace configuration"
+    return False, f"writes {show(path)}" + (" (outside the working directory)" if outside(path) else "")
+
+
+def outside(path: str) -> bool:
+    """Is the resolved path outside the working directory (absolute, home, or climbing with ..)?"""
+    return path.startswith("/") or path == ".." or path.startswith("../")
+
+
+def secret_reason(path: str, glob: bool = False) -> str | None:
+    if _matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES):
+        return f"{show(path)} may hold credentials"
+    return None
+
+
+def holds_secrets(path: str) -> bool:
+    """A directory that contains credentials somewhere below it (home, /, /home, /proc, /etc)."""
+    p = path.rstrip("/") or "/"
+    return is_home(p) or p in ("/", "/home", "/Users", "/proc", "/etc", "/root")
 
 
 def is_credential_path(path: str, home: str = "") -> str | None:
-    """Public name used by the decision layer."""
-    return credential_reason(path, home)
-
-
-def is_block_device(path: str) -> bool:
-    return bool(BLOCK_DEVICE.match(path))
-
-
-def is_persistence_path(path: str) -> bool:
-    p = home_form(path.strip())
-    return any(fnmatch(p, pat) for pat in PERSISTENCE_PATTERNS)
-
-
-def catastrophic_target(path: str) -> str | None:
-    """Why deleting `path` recursively would be catastrophic, or None."""
-    p = home_form(path.strip())
-    if p in HOME_FORMS or p.rstrip("/") in ("~", ""):
-        return "the home directory" if p.startswith("~") or "HOME" in path else "the root of the file system"
-    stripped = p.rstrip("/") or "/"
-    if stripped in ("/", "/*", "/.", "/.."):
-        return "the root of the file system"
-    if stripped.endswith("/*"):
-        stripped = stripped[:-2] or "/"
-    if stripped in SYSTEM_DIRS:
-        return f"the system directory {stripped}"
-    if re.fullmatch(r"(\.\./)+\.\.?/?|\.\.", p):
-        return None
-    return None
+    """For file tools: `path` is absolute (or workspace-relative); `home` is the real home directory."""
+    p = path.strip()
+    if home and (p == home.rstrip("/") or p.startswith(home.rstrip("/") + "/")):
+        p = HOME + p[len(home.rstrip("/")):]
+    return secret_reason(p)

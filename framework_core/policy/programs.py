@@ -1,6 +1,7 @@
-"""Per-program knowledge: which invocations are read-only (Safe), which are catastrophic (Dangerous).
+"""Programs judged by what their targets mean: deleting, writing, changing modes and owners, scheduling.
 
-Everything not known to be read-only needs confirmation. Pure functions over a normalised argv.
+Targets are resolved first (`targets.resolve`), so `rm -rf ${HOME:?}`, `cd / && rm -rf *`, `rm -rf /tmp/../*`
+and `rm -rf ~/.*` are judged like `rm -rf ~` and `rm -rf /*`. Pure functions over normalised argv.
 """
 
 from __future__ import annotations
@@ -9,350 +10,282 @@ import re
 import shlex
 from typing import Callable
 
+from framework_core.policy.context import Ctx, Word, confirm, danger
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.paths import catastrophic_target, credential_reason, is_block_device, is_persistence_path
-from framework_core.policy.programs_base import Recurse, confirm, danger, read_only_args, safe
-from framework_core.policy.script_programs import awk, git, sed
+from framework_core.policy.paths import deletion_reason, device_reason, is_home, show, write_reason
+from framework_core.policy.targets import Target, resolve
+
+Handler = Callable[[list[str], list[Word], Ctx], Verdict]
+PRIVILEGE = {"sudo", "su", "doas", "pkexec", "runas", "sudoedit", "run0", "calife", "ksu"}
+DISK = {"mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "blkdiscard",
+        "mkdosfs", "mkntfs", "cryptsetup", "zpool", "diskutil", "hdparm", "badblocks", "losetup", "dmsetup"}
+POWER = {"shutdown", "reboot", "halt", "poweroff", "kexec"}
+KERNEL = {"insmod", "modprobe", "rmmod", "nsenter", "setcap", "kexec", "pivot_root", "switch_root"}
 
 
-ALWAYS_SAFE = {
-    "ls", "cat", "head", "wc", "pwd", "echo", "printf", "grep", "egrep", "fgrep", "tree", "stat", "file", "du",
-    "df", "which", "whereis", "type", "uname", "whoami", "id", "groups", "uptime", "ps", "free", "lsblk", "lscpu",
-    "diff", "cmp", "comm", "md5sum", "sha1sum", "sha256sum", "sha512sum", "sha224sum", "sha384sum", "b2sum",
-    "cksum", "basename", "dirname", "realpath", "readlink", "true", "false", "test", "[", "[[", "cut", "tr", "uniq",
-    "nl", "fold", "fmt", "column", "paste", "join", "rev", "tac", "od", "hexdump", "strings", "seq", "sleep",
-    "expr", "nproc", "arch", "locale", "getconf", "cd", "pushd", "popd", "dirs", "alias", "unalias", "jq", "wc",
-    "ag", "ack", "tail", "zcat", "bzcat", "xzcat", "zgrep", "look", "lsof", "ss", "netstat", "tty", "hostid",
-    "logname", "users", "who", "w", "last", "pgrep", "pidof", "cal", "factor", "numfmt", "shasum", "base32",
-    "base64", "iconv", "unexpand", "expand", "split_dummy", "printf", "exit", "return", "shift", "set_dummy",
-    "read", "wait", "jobs", "hash", "help", "history", "umask", "ulimit", "true", "getent", "dig", "host",
-    "nslookup", "hostname", "du", "envsubst", "comm", "tsort", "mdfind", "sw_vers", "vm_stat", "sysctl_dummy",
-}
-VERSION_FLAGS = {"--version", "-V", "--help", "-h", "version", "-version", "help"}
-TOOLCHAINS = {"python", "python3", "node", "npm", "npx", "pip", "pip3", "cargo", "rustc", "rustup", "go", "java",
-              "javac", "gcc", "g++", "cc", "clang", "make", "cmake", "docker", "kubectl", "ruby", "perl", "deno",
-              "bun", "yarn", "pnpm", "uv", "poetry", "tsc", "terraform", "helm", "gh", "php", "dotnet", "mvn",
-              "gradle", "swift", "ghc", "cabal", "stack", "zig", "lua", "R", "bash", "sh", "zsh", "git", "pytest",
-              "ruff", "mypy", "black", "eslint", "prettier", "conda", "brew", "apt", "apt-get", "tmux", "vim", "nvim"}
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "mksh", "busybox"}
-INTERPRETERS = SHELLS | {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "Rscript",
-                         "deno", "bun", "tclsh", "awk", "gawk", "mawk", "osascript", "pwsh", "powershell", "source", "."}
-NETWORK = {"curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "ftp", "telnet", "rsync", "http",
-           "https", "xh", "aria2c", "fetch", "openssl"}
-PRIVILEGE = {"sudo", "su", "doas", "pkexec", "runas", "sudoedit"}
-DISK_WIPERS = {"mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk",
-               "blkdiscard", "mkdosfs", "mkntfs", "cryptsetup", "zpool", "diskutil"}
-POWER = {"shutdown", "reboot", "halt", "poweroff"}
-SECRET_VAR = re.compile(r"\$\{?[A-Za-z_]*(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY)[A-Za-z_]*\}?", re.I)
-WRAPPER_VALUE_OPTS = {
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-    "nice": {"-n", "--adjustment"}, "ionice": {"-c", "-n", "-p"}, "timeout": {"-s", "--signal", "-k", "--kill-after"},
-    "stdbuf": {"-i", "-o", "-e"}, "taskset": set(), "chrt": set(), "xargs": {"-I", "-n", "-P", "-d", "-E", "-L", "-s",
-    "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--replace"},
-}
-WRAPPERS = {"env", "nice", "timeout", "nohup", "command", "builtin", "exec", "xargs", "time", "stdbuf", "ionice",
-            "setsid", "chrt", "taskset", "unbuffer", "watch", "caffeinate", "nocorrect", "noglob", "flock", "chroot"}
+def operands(argv: list[str]) -> list[int]:
+    """Indexes of non-option words (after `--`, everything)."""
+    out, dashdash = [], False
+    for i, a in enumerate(argv[1:], start=1):
+        if dashdash or not a.startswith("-") or a == "-":
+            out.append(i)
+        elif a == "--":
+            dashdash = True
+    return out
 
 
-def unwrap(argv: list[str]) -> tuple[list[str], list[str]]:
-    """Strip wrapper programs (env, nice, timeout, xargs, …). Returns (inner argv, wrappers seen)."""
-    seen: list[str] = []
-    while argv:
-        name = argv[0].rsplit("/", 1)[-1]
-        if name not in WRAPPERS:
+def _flags(argv: list[str]) -> str:
+    letters = ""
+    for a in argv[1:]:
+        if a == "--":
             break
-        if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
-            break
-        seen.append(name)
-        rest = argv[1:]
-        value_opts = WRAPPER_VALUE_OPTS.get(name, set())
-        while rest and (rest[0].startswith("-") or (name == "env" and "=" in rest[0] and not rest[0].startswith("="))):
-            opt = rest.pop(0)
-            if opt == "--":
-                break
-            if opt in value_opts and rest:
-                rest.pop(0)
-        if name == "timeout" and rest:
-            rest = rest[1:]  # the duration
-        if name in ("nice", "chrt", "taskset") and rest and rest[0].lstrip("-").isdigit():
-            rest = rest[1:]
-        if name == "flock" and rest:
-            rest = rest[1:]
-        if name == "chroot" and rest:
-            rest = rest[1:]
-        if name == "xargs" and not rest:
-            rest = ["echo"]
-        argv = rest
-    return argv, seen
+        if a.startswith("-") and not a.startswith("--"):
+            letters += a[1:]
+    return letters
 
 
-def classify_program(argv: list[str], recurse: Recurse) -> Verdict:
-    """Classify one simple command's argv (already normalised and unwrapped)."""
-    name = argv[0].rsplit("/", 1)[-1] if argv[0] != "/" else "/"
-    args = argv[1:]
-    if name in PRIVILEGE:
-        return danger(argv, "privilege escalation")
-    if name in DISK_WIPERS or name.startswith("mkfs."):
-        return danger(argv, "formats or repartitions a disk")
-    if name in POWER or (name in ("init", "telinit") and args[:1] in (["0"], ["6"])):
-        return danger(argv, "shuts down or reboots the machine")
-    if name in ("node", "npm", "yarn", "pnpm", "bun", "deno", "npx") and args == ["-v"]:
-        return safe(argv, "only prints the version")
-    handler = HANDLERS.get(name)
-    if handler is not None:
-        return handler(argv, recurse)
-    if name in SHELLS or name in INTERPRETERS:
-        return interpreter(argv, recurse)
-    if name in NETWORK:
-        return network(argv, recurse)
-    if args and len(args) == 1 and args[0] in VERSION_FLAGS and name in TOOLCHAINS | ALWAYS_SAFE:
-        return safe(argv, "only prints version or help")
-    if name in ALWAYS_SAFE:
-        return read_only_args(argv)
-    if "/" in argv[0]:
-        return confirm(argv, "runs a program by path; LACA cannot know what it does")
-    return confirm(argv, f"'{name}' is not known to be read-only")
+def targets(words: list[Word], idx: list[int], ctx: Ctx) -> list[Target]:
+    return [t for i in idx for t in resolve(words[i], ctx)]
 
 
-# ---- handlers ---------------------------------------------------------------------------------------
-
-def interpreter(argv: list[str], recurse: Recurse) -> Verdict:
-    name = argv[0].rsplit("/", 1)[-1]
-    args = argv[1:]
-    if len(args) == 1 and args[0] in VERSION_FLAGS:
-        return safe(argv, "only prints version or help")
-    if name in SHELLS:
-        for i, arg in enumerate(args):
-            if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]):
-                if i + 1 < len(args):
-                    inner = recurse(args[i + 1])
-                    return Verdict.combine([inner, confirm(argv, "runs a shell")]) if inner.level < Level.NEEDS_CONFIRM \
-                        else inner
-                break
-    if name in ("awk", "gawk", "mawk"):
-        return awk(argv, recurse)
-    if name in ("source", "."):
-        return confirm(argv, "runs a script in the shell")
-    if not args:
-        return confirm(argv, f"{name} runs code read from its input")
-    return confirm(argv, f"{name} runs a script or inline code")
+def _deleted(t: Target) -> str | None:
+    why = deletion_reason(t.path, t.glob) if t.path else None
+    if why and t.unknown and t.unknown != "the working directory":
+        return f"{why} if {t.unknown} is empty"
+    return None if t.unknown == "the working directory" else why
 
 
-def network(argv: list[str], recurse: Recurse) -> Verdict:
-    for arg in argv[1:]:
-        data = arg.split("=", 1)[-1] if arg.startswith("-") and "=" in arg else arg
-        if "@" in data:
-            target = data.split("@", 1)[1]
-            if target and credential_reason(target):
-                return danger(argv, f"sends a credential file ({target}) over the network")
-        if credential_reason(arg) and any(a in ("-T", "--upload-file", "-F", "--form", "-d", "--data",
-                                                "--data-binary", "--post-file", "--body-file") for a in argv):
-            return danger(argv, f"uploads a credential file ({arg})")
-        if SECRET_VAR.search(arg):
-            return danger(argv, "sends a secret environment variable over the network")
-    return confirm(argv, "uses the network")
-
-
-def rm(argv: list[str], recurse: Recurse) -> Verdict:
-    flags = [a for a in argv[1:] if a.startswith("-") and a != "--"]
-    recursive = any(f in ("--recursive", "-r", "-R") or (not f.startswith("--") and ("r" in f or "R" in f))
-                    for f in flags)
-    if "--no-preserve-root" in flags:
+def rm(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    recursive = bool(set(_flags(argv)) & {"r", "R"}) or "--recursive" in argv
+    if "--no-preserve-root" in argv:
         return danger(argv, "deletes with --no-preserve-root")
-    targets = [a for a in argv[1:] if not a.startswith("-")]
-    if recursive:
-        for t in targets:
-            what = catastrophic_target(t)
+    ts = targets(words, operands(argv), ctx)
+    for t in ts:
+        what = _deleted(t) if recursive else None
+        if what:
+            return danger(argv, f"recursive delete of {what}")
+        bad, why = write_reason(t.path, t.glob) if t.path and not t.unknown else (False, "")
+        if bad and ("system directory" in why or "device" in why):
+            return danger(argv, f"deletes in a system location ({show(t.path)})")
+    unknown = next((t for t in ts if t.unknown), None)
+    if unknown is not None:
+        return confirm(argv, f"deletes {unknown.raw}, which depends on {unknown.unknown}")
+    outside = [t for t in ts if t.path.startswith("/") or t.path.startswith("..")]
+    return confirm(argv, f"deletes {show(outside[0].path)}, outside the working directory" if outside else
+                   "deletes files")
+
+
+def writes(argv: list[str], words: list[Word], ctx: Ctx, dests: list[int], what: str) -> Verdict:
+    """Judge the files a command writes: devices, persistence files and system trees are Dangerous."""
+    notes: list[str] = []
+    for i in dests:
+        for t in resolve(words[i], ctx):
+            if t.unknown:
+                notes.append(f"writes {t.raw}, which depends on {t.unknown}")
+                continue
+            bad, why = write_reason(t.path, t.glob)
+            if bad:
+                return danger(argv, why)
+            notes.append(why)
+    outside = next((n for n in notes if "outside" in n or "LACA" in n or "depends" in n), "")
+    return confirm(argv, outside or f"{argv[0]} {what}")
+
+
+def copy_like(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    """cp, mv, ln, install, rsync (local): the destination, and each source written into it."""
+    ops = operands(argv)
+    target_dir = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-t", "--target-directory")), None)
+    target_dir = target_dir or next((a.split("=", 1)[1] for a in argv if a.startswith("--target-directory=")), None)
+    if argv[0] == "install" and re.search(r"(^|\s|=)[0-7]?[2467][0-7]{3}\b", " ".join(argv)) and (
+            "-m" in argv or any(a.startswith("--mode") for a in argv)):
+        return danger(argv, "installs a setuid/setgid program")
+    if argv[0] == "mv" or (argv[0] == "rsync" and any(a.startswith("--remove-source") for a in argv)):
+        for t in targets(words, ops[:-1] if not target_dir else ops, ctx):
+            what = _deleted(t)
             if what:
-                return danger(argv, f"recursive delete of {what}")
-    return confirm(argv, "deletes files")
+                return danger(argv, f"moves away {what}")
+    if argv[0] == "rsync" and any(a.startswith("--del") for a in argv) and ops:
+        for t in resolve(words[ops[-1]], ctx):
+            what = _deleted(t)
+            if what:
+                return danger(argv, f"rsync --delete into {what} deletes what is there")
+    if target_dir is not None:
+        dest_word = Word(target_dir, tilde=target_dir.startswith("~"))
+        sources = ops
+    elif len(ops) >= 2:
+        dest_word, sources = words[ops[-1]], ops[:-1]
+    else:
+        return confirm(argv, f"{argv[0]} changes files")
+    extra = [Word(dest_word.text.rstrip("/") + "/" + words[s].text.rstrip("/").rsplit("/", 1)[-1],
+                  dest_word.dynamic or words[s].dynamic, tilde=dest_word.tilde) for s in sources]
+    all_words = [*words, dest_word, *extra]
+    return writes(argv, all_words, ctx, list(range(len(words), len(all_words))), "changes files")
 
 
-def find(argv: list[str], recurse: Recurse) -> Verdict:
-    args = argv[1:]
-    verdicts: list[Verdict] = []
-    for i, arg in enumerate(args):
-        if arg in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = next((j for j in range(i + 1, len(args)) if args[j] in (";", "\\;", "+")), len(args))
-            inner = shlex.join([a for a in args[i + 1:end] if a != "{}"] or ["true"])
-            verdicts += [recurse(inner), confirm(argv, f"find {arg} runs a command on each match")]
-        elif arg == "-delete":
-            start = [a for a in args[:i] if not a.startswith("-")]
-            what = next((catastrophic_target(a) for a in start if catastrophic_target(a)), None)
-            verdicts.append(danger(argv, f"recursive delete of {what}") if what else confirm(argv, "find -delete deletes files"))
-        elif arg.startswith("-fprint") or arg == "-fls":
-            verdicts.append(confirm(argv, f"find {arg} writes a file"))
-    return Verdict.combine(verdicts) if verdicts else read_only_args(argv)
+def dd(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    idx = [i for i, a in enumerate(argv) if a.startswith("of=")]
+    if not idx:
+        return confirm(argv, "dd copies data")
+    w = words[idx[0]]
+    return writes(argv, [Word(w.text[3:], w.dynamic, tilde=w.text.startswith("of=~"))], ctx, [0], "writes a file")
 
 
-def sort(argv: list[str], recurse: Recurse) -> Verdict:
-    if any(a in ("-o",) or a.startswith("--output") or a.startswith("-o") or a.startswith("--compress-program")
-           for a in argv[1:]):
-        return confirm(argv, "sort -o writes a file")
-    return read_only_args(argv)
-
-
-def pager(argv: list[str], recurse: Recurse) -> Verdict:
-    name = argv[0]
-    for a in argv[1:]:
-        if a.startswith("+") or a.startswith("-k") or a.startswith("--lesskey") or (name == "man" and (
-                a in ("-P", "-H", "-p", "--pager", "--html", "--preprocessor") or a.startswith(("--pager=", "--html")))):
-            return confirm(argv, f"{name} option {a} can run commands")
-    return read_only_args(argv)
-
-
-def dd(argv: list[str], recurse: Recurse) -> Verdict:
-    for a in argv[1:]:
-        if a.startswith("of="):
-            target = a[3:]
-            if is_block_device(target):
-                return danger(argv, f"dd writes the disk device {target}")
-            return confirm(argv, f"dd writes {target}")
-    return confirm(argv, "dd copies data")
-
-
-def shred(argv: list[str], recurse: Recurse) -> Verdict:
-    if any(is_block_device(a) for a in argv[1:]):
-        return danger(argv, "shreds a disk device")
+def shred(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    for t in targets(words, operands(argv), ctx):
+        if device_reason(t.path):
+            return danger(argv, f"shreds {device_reason(t.path)}")
     return confirm(argv, "shred destroys file contents")
 
 
-def chmod(argv: list[str], recurse: Recurse) -> Verdict:
-    args = argv[1:]
-    mode = next((a for a in args if not a.startswith("-") or re.fullmatch(r"-[rwxXst]+", a)), "")
-    if re.search(r"[ugoa]*\+[rwxXt]*s", mode) or re.fullmatch(r"[2467]\d{3}", mode):
+SETUID_NUM = re.compile(r"^0*[2467][0-7]{3}$")
+SETUID_SYM = re.compile(r"^[ugoa]*[+=][rwxXt]*s")
+
+
+def chmod(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    ops = operands(argv)
+    modes = [argv[i] for i in ops[:1]] + [a for a in argv[1:] if re.fullmatch(r"-[rwxXst]+", a)]
+    if any(SETUID_NUM.match(m) or any(SETUID_SYM.match(p) for p in m.split(",")) for m in modes):
         return danger(argv, "sets the setuid/setgid bit (privilege escalation)")
-    recursive = any(a in ("-R", "--recursive") for a in args)
-    if recursive and any(catastrophic_target(a) for a in args if not a.startswith("-") and a != mode):
-        return danger(argv, "recursively changes permissions of a system or home directory")
-    return confirm(argv, "changes file permissions")
+    recursive = "R" in _flags(argv) or "--recursive" in argv
+    for t in targets(words, ops[1:], ctx):
+        what = _deleted(t)
+        if recursive and what:
+            return danger(argv, f"recursively changes the permissions of {what}")
+    return writes(argv, words, ctx, ops[1:], "changes file permissions")
 
 
-def chown(argv: list[str], recurse: Recurse) -> Verdict:
-    owner = next((a for a in argv[1:] if not a.startswith("-")), "")
-    if owner.split(":")[0] in ("root", "0"):
+def chown(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    ops = operands(argv)
+    owner = argv[ops[0]] if ops else ""
+    if argv[0] == "chown" and owner.split(":")[0].split(".")[0] in ("root", "0"):
         return danger(argv, "gives files to root (privilege escalation)")
-    recursive = any(a in ("-R", "--recursive") for a in argv[1:])
-    if recursive and any(catastrophic_target(a) for a in argv[2:] if not a.startswith("-")):
-        return danger(argv, "recursively changes ownership of a system or home directory")
-    return confirm(argv, "changes file ownership")
+    if "R" in _flags(argv) or "--recursive" in argv:
+        for t in targets(words, ops[1:], ctx):
+            what = _deleted(t)
+            if what:
+                return danger(argv, f"recursively changes the owner of {what}")
+    return writes(argv, words, ctx, ops[1:], "changes file ownership")
 
 
-def writer(argv: list[str], recurse: Recurse) -> Verdict:
-    for a in argv[1:]:
-        if is_persistence_path(a):
-            return danger(argv, f"writes a shell start-up / scheduler file ({a}): persistence")
-        if is_block_device(a):
-            return danger(argv, f"writes the disk device {a}")
-    return confirm(argv, f"{argv[0]} changes files")
-
-
-def crontab(argv: list[str], recurse: Recurse) -> Verdict:
-    if argv[1:] == ["-l"] or argv[1:2] == ["-l"]:
-        return safe(argv, "crontab -l only lists")
-    if "-r" in argv[1:]:
+def crontab(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    args = argv[1:]
+    if "-r" in args:
         return confirm(argv, "removes the crontab")
     return danger(argv, "installs a cron job (persistence)")
 
 
-def systemctl(argv: list[str], recurse: Recurse) -> Verdict:
+def systemctl(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
     verbs = [a for a in argv[1:] if not a.startswith("-")]
-    verb = verbs[0] if verbs else "list-units"
-    if verb in ("status", "list-units", "list-unit-files", "is-active", "is-enabled", "is-failed", "show", "cat",
-                "list-timers", "list-sockets", "list-jobs"):
-        return safe(argv, f"systemctl {verb} is read-only")
-    if verb in ("enable", "link", "preset", "daemon-reexec"):
-        return danger(argv, f"systemctl {verb} makes a service start automatically (persistence)")
-    if verb in ("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate"):
+    verb = verbs[0] if verbs else ""
+    if verb in ("enable", "link", "preset", "preset-all", "reenable", "add-wants", "add-requires", "edit",
+                "set-environment", "import-environment", "daemon-reexec", "set-property", "revert", "mask"):
+        return danger(argv, f"systemctl {verb} makes something run later or changes the service manager "
+                            "(persistence)")
+    if verb in ("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "soft-reboot"):
         return danger(argv, "shuts down or reboots the machine")
-    return confirm(argv, f"systemctl {verb} changes services")
+    return confirm(argv, f"systemctl {verb} changes services".replace("  ", " "))
 
 
-def kill(argv: list[str], recurse: Recurse) -> Verdict:
-    if "-1" in argv[2:] or (len(argv) > 1 and argv[-1] == "-1" and len(argv) > 2):
+def scheduler(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    if argv[0] in ("atq", "atrm"):
+        return confirm(argv, "manages scheduled jobs")
+    if argv[0] == "systemd-run" and not any(a.startswith(("--on-", "--timer-property")) for a in argv):
+        return confirm(argv, "runs a command as a transient service")
+    if argv[0] == "launchctl" and not any(a in ("load", "bootstrap", "enable", "submit", "setenv") for a in argv):
+        return confirm(argv, "talks to launchd")
+    return danger(argv, f"{argv[0]} schedules a command to run later (persistence)")
+
+
+def kill(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    if "-1" in [argv[i] for i in operands(argv)] or (argv[-1] == "-1" and len(argv) > 2):
         return danger(argv, "kills every process the user can signal")
     return confirm(argv, "sends a signal to processes")
 
 
-def env_like(argv: list[str], recurse: Recurse) -> Verdict:
-    if len(argv) == 1:
-        return confirm(argv, "prints every environment variable, which may include secrets")
-    if argv[0] == "printenv" and all(not SECRET_VAR.search("$" + a) for a in argv[1:]):
-        return safe(argv, "prints named, non-secret variables")
-    return confirm(argv, "prints environment variables")
+CONTAINER_RISK = re.compile(r"^--(privileged|pid=host|ipc=host|userns=host|cgroupns=host|uts=host)$|"
+                            r"^--cap-add=?(all|sys_admin|sys_ptrace|sys_module|dac_read_search|sys_rawio)$|"
+                            r"^--security-opt=?.*(unconfined|label[:=]disable|no-new-privileges[:=]false)", re.I)
 
 
-def tee(argv: list[str], recurse: Recurse) -> Verdict:
-    files = [a for a in argv[1:] if not a.startswith("-")]
-    if all(f == "/dev/null" for f in files):
-        return safe(argv, "tee only to the screen")
-    return writer(argv, recurse)
-
-
-def xxd(argv: list[str], recurse: Recurse) -> Verdict:
-    positional = [a for a in argv[1:] if not a.startswith("-")]
-    if len(positional) >= 2:
-        return confirm(argv, "xxd with an output file writes it")
-    return read_only_args(argv)
-
-
-def date(argv: list[str], recurse: Recurse) -> Verdict:
-    if any(a in ("-s", "--set") or a.startswith("--set") for a in argv[1:]):
-        return confirm(argv, "sets the system clock")
-    return safe(argv)
-
-
-def rg(argv: list[str], recurse: Recurse) -> Verdict:
-    if any(a.startswith("--pre") for a in argv[1:]):
-        return confirm(argv, "rg --pre runs a command on each file")
-    return read_only_args(argv)
-
-
-def package_query(argv: list[str], recurse: Recurse) -> Verdict:
+def container(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    """docker/podman run, create, exec: escapes to the host are Dangerous."""
+    for i, a in enumerate(argv[1:], start=1):
+        joined = a if "=" in a or i + 1 >= len(argv) else f"{a}={argv[i + 1]}"
+        if CONTAINER_RISK.match(a) or CONTAINER_RISK.match(joined):
+            return danger(argv, f"{a} gives the container control of the host", network=True)
+        if a in ("-v", "--volume", "--mount", "--device") or a.startswith(("--volume=", "--mount=", "--device=",
+                                                                           "-v")):
+            spec = a.split("=", 1)[1] if "=" in a and a.startswith("--") else a[2:] if a.startswith("-v") and \
+                len(a) > 2 else argv[i + 1] if i + 1 < len(argv) else ""
+            why = _mount_problem(spec, ctx)
+            if why:
+                return danger(argv, why, network=True)
     sub = next((a for a in argv[1:] if not a.startswith("-")), "")
-    queries = {"pip": {"list", "show", "freeze", "check", "index", "help", "inspect"},
-               "pip3": {"list", "show", "freeze", "check", "index", "help", "inspect"},
-               "npm": {"ls", "list", "view", "outdated", "help", "config-get", "search", "explain", "why", "root",
-                       "prefix", "bin"},
-               "cargo": {"tree", "metadata", "search", "help", "locate-project", "version"},
-               "go": {"version", "env", "list", "help", "doc"},
-               "docker": {"ps", "images", "logs", "inspect", "version", "info", "help"},
-               "kubectl": {"get", "describe", "logs", "version", "explain", "api-resources", "top"}}
-    name = argv[0]
-    if len(argv) == 2 and argv[1] in VERSION_FLAGS:
-        return safe(argv, "only prints version or help")
-    if sub in queries.get(name, set()):
-        return safe(argv, f"{name} {sub} only reads")
-    return confirm(argv, f"{name} {sub or ''} may install, build or change things".replace("  ", " "))
+    return confirm(argv, f"{argv[0]} {sub} runs a container".replace("  ", " "), network=sub in (
+        "run", "create", "pull", "build", "push", "login", "search", "compose"))
 
 
-def ip(argv: list[str], recurse: Recurse) -> Verdict:
-    words = [a for a in argv[1:] if not a.startswith("-")]
-    if len(words) <= 1 or words[1] in ("show", "list", "ls", "get"):
-        return safe(argv, "ip query is read-only")
-    return confirm(argv, "ip changes network settings")
+def _mount_problem(spec: str, ctx: Ctx) -> str:
+    fields = dict(f.split("=", 1) for f in spec.split(",") if "=" in f)
+    source = fields.get("source") or fields.get("src") or spec.split(":", 1)[0]
+    if "docker.sock" in source or "containerd.sock" in source or "podman.sock" in source:
+        return "mounts the container daemon's socket, which controls the host as root"
+    if not source.startswith(("/", "~", "$", ".")):
+        return ""
+    for t in resolve(Word(source, tilde=source.startswith("~"), dynamic="$" in source), ctx):
+        p = t.path.rstrip("/") or "/"
+        if deletion_reason(p) or is_home(p) or device_reason(p) or p.startswith(("/proc", "/sys", "/dev", "/etc",
+                                                                                  "/run", "/var/run")):
+            return f"mounts the host's {show(p)} into the container"
+    return ""
 
 
-def shell_state(argv: list[str], recurse: Recurse) -> Verdict:
-    if len(argv) == 1:
-        return confirm(argv, "prints every shell variable, which may include secrets")
-    return safe(argv, "only changes this command's own shell state")
+def find(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    from framework_core.policy.find import find as _find
+
+    return _find(argv, words, ctx)
 
 
-def eval_(argv: list[str], recurse: Recurse) -> Verdict:
-    inner = recurse(" ".join(argv[1:]))
-    return Verdict.combine([inner, confirm(argv, "eval runs a constructed command")])
+def plain_writer(what: str) -> Handler:
+    def handler(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+        ops = operands(argv)
+        if argv[0] == "truncate":
+            ops = [i for i in ops if argv[i - 1] not in ("-s", "--size", "-r", "--reference")]
+        return writes(argv, words, ctx, ops, what)
+    return handler
 
 
-HANDLERS: dict[str, Callable[[list[str], Recurse], Verdict]] = {
-    "rm": rm, "rmdir": lambda a, r: confirm(a, "removes directories"), "find": find, "git": git, "sed": sed,
-    "sort": sort, "less": pager, "more": pager, "most": pager, "man": pager, "dd": dd, "shred": shred,
-    "chmod": chmod, "chown": chown, "chgrp": chown, "cp": writer, "mv": writer, "ln": writer, "install": writer,
-    "touch": writer, "mkdir": writer, "truncate": writer, "crontab": crontab, "systemctl": systemctl,
-    "kill": kill, "env": env_like, "printenv": env_like, "tee": tee, "xxd": xxd, "date": date, "rg": rg,
-    "pip": package_query, "pip3": package_query, "npm": package_query, "cargo": package_query, "go": package_query,
-    "docker": package_query, "kubectl": package_query, "ip": ip, "set": shell_state, "export": shell_state,
-    "declare": shell_state, "typeset": shell_state, "local": shell_state, "readonly": shell_state, "eval": eval_,
-    "command": lambda a, r: safe(a, "only looks a command up") if a[1:2] in (["-v"], ["-V"]) else confirm(a, "runs a command"),
-    "awk": awk, "gawk": awk, "mawk": awk, "unset": lambda a, r: safe(a, "only changes this command's own shell state"),
+def tee(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    ops = operands(argv)
+    if all(argv[i] in ("/dev/null", "/dev/stderr", "/dev/stdout") for i in ops):
+        return Verdict(Level.SAFE, (f'"{shlex.join(argv)}": copies its input only to the screen',))
+    return writes(argv, words, ctx, ops, "writes files")
+
+
+HANDLERS: dict[str, Handler] = {
+    "rm": rm, "rmdir": plain_writer("removes directories"), "unlink": plain_writer("deletes a file"),
+    "cp": copy_like, "mv": copy_like, "ln": copy_like, "install": copy_like, "touch": plain_writer("changes files"),
+    "mkdir": plain_writer("creates directories"), "truncate": plain_writer("truncates files"),
+    "mkfifo": plain_writer("creates a pipe"), "tee": tee, "dd": dd, "shred": shred, "chmod": chmod,
+    "chown": chown, "chgrp": chown, "crontab": crontab, "systemctl": systemctl, "at": scheduler,
+    "batch": scheduler, "atq": scheduler, "atrm": scheduler, "systemd-run": scheduler, "launchctl": scheduler,
+    "anacron": scheduler, "kill": kill, "find": find, "docker": container, "podman": container,
 }
+
+
+def fixed(argv: list[str]) -> Verdict | None:
+    """Programs whose name alone decides."""
+    name = argv[0]
+    if name in PRIVILEGE:
+        return danger(argv, "privilege escalation")
+    if name in DISK or name.startswith("mkfs."):
+        return danger(argv, "formats, repartitions or maps a disk")
+    if name in POWER or (name in ("init", "telinit") and argv[1:2] in (["0"], ["6"])):
+        return danger(argv, "shuts down or reboots the machine")
+    if name in KERNEL:
+        return danger(argv, f"{name} changes the kernel, capabilities or namespaces of the host")
+    if name in ("chattr", "mount", "umount", "swapon", "swapoff", "sysctl", "chroot", "unshare", "setfacl",
+                "useradd", "usermod", "userdel", "passwd", "chpasswd", "groupadd", "visudo", "iptables", "nft",
+                "ufw", "ip6tables"):
+        return confirm(argv, f"{name} changes the system")
+    return None

@@ -1,107 +1,111 @@
-"""Programs whose safety depends on a sub-language: git's options, sed and awk scripts."""
+"""Programs whose safety depends on a script in their own language: sed and awk.
+
+sed: `e` runs commands, `w`/`W` and `s///w` write files, `r`/`R` read them, `-i` edits in place; GNU sed's
+`--sandbox` refuses all of those, so a script under it is read-only whatever it says. awk: `system()`,
+pipes, output redirections, `ENVIRON`, `@load`, `-f`, `--exec` and the files gawk writes for
+`--profile`/`--dump-variables`/`--pretty-print` ask.
+"""
 
 from __future__ import annotations
 
 import re
 
+from framework_core.policy.context import Ctx, Flow, Word, confirm
+from framework_core.policy.known import judge
 from framework_core.policy.levels import Verdict
-from framework_core.policy.programs_base import Recurse, confirm, read_only_args, safe
+from framework_core.policy.spec import spec
 
-GIT_SAFE = {"status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "cat-file", "describe",
-            "shortlog", "grep", "reflog", "count-objects", "version", "help", "whatchanged", "merge-base", "name-rev",
-            "show-ref", "for-each-ref", "rev-list", "check-ignore", "annotate", "range-diff", "diff-tree",
-            "diff-files", "diff-index", "var", "ls-remote", "show-branch", "cherry", "verify-commit", "fsck"}
-GIT_BAD_OPTS = ("--output", "--ext-diff", "--textconv", "--upload-pack", "--receive-pack", "--exec", "-O",
-                "--open-files-in-pager", "--paginate")
-def git(argv: list[str], recurse: Recurse) -> Verdict:
+def _sed_scripts(args: list[str]) -> list[str]:
+    scripts = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
+    scripts += [a.split("=", 1)[1] for a in args if a.startswith("--expression=")]
+    scripts += [a[2:] for a in args if a.startswith("-e") and len(a) > 2 and not a.startswith("--")]
+    return scripts or [a for a in args if not a.startswith("-")][:1]
+
+
+def _sed_check(args: list[str], ops: list[str]) -> str | None:
+    if "--sandbox" in args:
+        return None
+    why = next((w for s in _sed_scripts(args) if (w := sed_script_problem(s))), "")
+    return f"sed script {why}" if why else None
+
+
+SED = spec("sed", "-n --quiet --silent --debug -e= --expression= -E -r --regexp-extended -s --separate -u "
+           "--unbuffered -z --null-data -l= --line-length= --posix --follow-symlinks --sandbox -b --binary",
+           {"-i? --in-place?": "edits files in place", "-f= --file=": "runs a sed script from a file"},
+           operands="pattern", check=lambda a, o: _sed_check(a, o),
+           ok=("sed -n '1,20p' file.txt", "sed 's/foo/bar/g' input.txt", "sed -e s/a/b/ f"),
+           ask=("sed -i s/a/b/ f", "sed --in-pl s/a/b/ f", "sed -f x.sed f", "sed -n p ~/.ssh/id_rsa"))
+SED_CMD = re.compile(r"(?:^|[;\n{}])\s*(?:(?:\d+|\$|/(?:\\.|[^/])*/)(?:\s*,\s*(?:\d+|\$|/(?:\\.|[^/])*/))?)?\s*!?\s*"
+                     r"([ewWrR])")
+SED_SUBST = re.compile(r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([gpiImMe0-9w]*)")
+
+
+def sed_script_problem(script: str) -> str:
+    m = SED_CMD.search(script)
+    if m:
+        return {"e": "runs a command", "w": "writes a file", "W": "writes a file", "r": "reads a file",
+                "R": "reads a file"}[m.group(1)]
+    for s in SED_SUBST.finditer(script):
+        if "e" in s.group(2):
+            return "s///e runs the result as a command"
+        if "w" in s.group(2):
+            return "s///w writes a file"
+    return ""
+
+
+def sed(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     args = argv[1:]
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        opt = args[i]
-        if opt == "-c" or opt.startswith("--config-env") or opt.startswith("-c"):
-            return confirm(argv, "git -c sets config that can run commands (e.g. core.fsmonitor, core.pager)")
-        if opt.startswith(("--git-dir", "--work-tree")):
-            return confirm(argv, f"git {opt} points git at another repository's config")
-        if opt in ("-C", "--namespace"):
-            if opt in ("--git-dir", "--work-tree"):
-                return confirm(argv, f"git {opt} points git at another repository's config")
-            i += 2
-            continue
-        if opt in ("-p", "--paginate", "--exec-path") or opt.startswith("--exec-path="):
-            return confirm(argv, f"git {opt} may run external programs")
-        i += 1
-    if i >= len(args):
-        return safe(argv, "only prints git usage")
-    sub, rest = args[i], args[i + 1:]
-    for r in rest:
-        if r.startswith(GIT_BAD_OPTS) and not r.startswith("--output-indicator"):
-            return confirm(argv, f"git option {r} writes files or runs external programs")
-    if sub in GIT_SAFE:
-        if sub == "reflog" and rest[:1] not in ([], ["show"]) and not rest[0].startswith("-"):
-            return confirm(argv, "git reflog subcommand changes the reflog")
-        return safe(argv, f"git {sub} is read-only")
-    listing = {"branch": {"-a", "-r", "-v", "-vv", "--list", "-l", "--show-current", "--all", "--remotes",
-                          "--contains", "--merged", "--no-merged", "--sort", "--format", "--no-color", "--color"},
-               "tag": {"-l", "--list", "-n", "--sort", "--contains", "--format"},
-               "remote": {"-v", "--verbose"}, "stash": {"list", "show"}, "worktree": {"list"},
-               "submodule": {"status"}, "config": {"--get", "--list", "-l", "--get-all", "--get-regexp", "--show-origin"}}
-    if sub in ("stash", "worktree", "submodule", "config") and (not rest or rest[0] not in listing[sub]):
-        return confirm(argv, f"git {sub} changes the repository")
-    if sub in listing:
-        allowed = listing[sub]
-        if not rest or all(r in allowed or (r.startswith("--") and r.split("=")[0] in allowed) for r in rest[:1]) and \
-                (sub not in ("branch", "tag", "remote") or all(r.startswith("-") for r in rest)):
-            if sub == "remote" and rest and rest[0] in ("get-url", "show"):
-                return safe(argv, "git remote query is read-only")
-            return safe(argv, f"git {sub} listing is read-only")
-        if sub == "remote" and rest and rest[0] == "get-url":
-            return safe(argv, "git remote get-url is read-only")
-    if sub == "push" and any(r in ("--force", "-f", "--force-with-lease", "--mirror", "--delete") for r in rest):
-        return confirm(argv, "git push that rewrites or deletes remote history")
-    return confirm(argv, f"git {sub} changes the repository or talks to a remote")
+    if "--sandbox" not in args:
+        for script in _sed_scripts(args):
+            why = sed_script_problem(script)
+            if why:
+                return confirm(argv, f"sed script {why}"), Flow(runs_input=why.startswith(("runs", "s///e")))
+    verdict, flow = judge(words, ctx)
+    return verdict or confirm(argv, "sed is not known here"), flow
 
 
-SED_EXEC = re.compile(r"(^|[;\n{}])\s*(\d+|\$|/[^/]*/)?\s*(,\s*(\d+|\$|/[^/]*/))?\s*!?\s*[ewW]")
-SED_SUBST_FLAGS = re.compile(r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([gpiImMe0-9w]*)")
+AWK = spec("awk", "-F= --field-separator= -v= --assign= -b --characters-as-bytes -c --traditional -C --copyright "
+           "-e= --source= -g --gen-pot -M --bignum -n --non-decimal-data -N --use-lc-numeric -O --optimize -P "
+           "--posix -r --re-interval -s --no-optimize -S --sandbox -t --lint-old -L? --lint? -V --version -h "
+           "--help", {"-f= --file=": "runs an awk program from a file", "-i= --include=": "loads an awk library",
+                      "-l= --load=": "loads a shared library", "-E= --exec=": "runs an awk program from a file",
+                      "-p? --profile?": "writes a profile file", "-o? --pretty-print?": "writes a file",
+                      "-d? --dump-variables?": "writes a file", "-D? --debug?": "starts the debugger"},
+           operands="pattern", check=lambda a, o: next((f"awk program {w}" for p in _awk_programs(a)
+                                                         if (w := awk_program_problem(p))), None),
+           ok=("awk '{print $1}' data.txt", "awk -F: '{ print $1 }' /etc/passwd"),
+           ask=("awk -f prog.awk data", "awk --prof x", "awk '{print}' .env"))
+AWK_RISK = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bENVIRON\b|@load|@include|\bPROCINFO\b|"
+                      r"\bprint[f]?\b[^;{}\n]*?(?<![=!<>])>(?!=)|\bprint[f]?\b[^;{}\n]*\|")
+AWK_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+AWK_REGEX = re.compile(r"(?:(?<=[~(,!{;&|])|^)\s*/(?:\\.|[^/\\\n])+/")
 
 
-def sed(argv: list[str], recurse: Recurse) -> Verdict:
-    scripts: list[str] = []
-    args = argv[1:]
-    positional: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in ("-i", "-I") or a.startswith("--in-place") or (a.startswith("-") and not a.startswith("--") and "i" in a[1:]
-                                                              and a[1:2] != "e"):
-            return confirm(argv, "sed -i edits files in place")
-        if a in ("-e", "--expression") and i + 1 < len(args):
-            scripts.append(args[i + 1])
-            i += 2
-            continue
-        if a.startswith("--expression="):
-            scripts.append(a.split("=", 1)[1])
-        elif a in ("-f", "--file") or a.startswith("--file="):
-            return confirm(argv, "sed runs a script file")
-        elif not a.startswith("-"):
-            positional.append(a)
-        i += 1
-    if not scripts and positional:
-        scripts.append(positional.pop(0))
-    for script in scripts:
-        if SED_EXEC.search(script):
-            return confirm(argv, "sed script uses e / w / W (runs commands or writes files)")
-        for m in SED_SUBST_FLAGS.finditer(script):
-            if "e" in m.group(2) or "w" in m.group(2):
-                return confirm(argv, "sed s///e or s///w runs commands or writes files")
-    return read_only_args(["sed", *positional])
+def awk_program_problem(program: str) -> str:
+    text = AWK_REGEX.sub(" R ", AWK_STRING.sub('""', program))
+    text = re.sub(r"\([^()]*\)", lambda m: m.group(0).replace(">", " "), text)
+    m = AWK_RISK.search(text)
+    if not m:
+        return ""
+    if "ENVIRON" in m.group(0):
+        return "reads the environment, which holds secrets"
+    return "runs commands or writes files (system(), pipes or output redirections)"
 
 
-def awk(argv: list[str], recurse: Recurse) -> Verdict:
-    args = argv[1:]
-    if any(a in ("-f", "--file") or a.startswith("--file=") or a in ("-i", "--include") for a in args):
-        return confirm(argv, "awk runs a script file")
-    prog = next((a for a in args if not a.startswith("-")), "")
-    if re.search(r"system\s*\(|\|\s*\"|\|\s*getline|print[^;]*>|printf[^;]*>|\|&", prog):
-        return confirm(argv, "awk program runs commands or writes files")
-    return safe(argv, "awk program only reads and prints")
+def _awk_programs(args: list[str]) -> list[str]:
+    sources = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--source")]
+    first = next((i for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in (
+        "-F", "-v", "--assign", "-e", "--source", "--field-separator"))), None)
+    if not sources and first is not None:
+        sources.append(args[first])
+    return sources
+
+
+def awk(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    for program in _awk_programs(argv[1:]):
+        why = awk_program_problem(program)
+        if why:
+            secret = "the environment" if "environment" in why else ""
+            return confirm(argv, f"awk program {why}"), Flow(secret=secret, runs_input="runs" in why)
+    verdict, flow = judge(words, ctx)
+    return verdict or confirm(argv, "awk is not known here"), flow

@@ -1,0 +1,195 @@
+"""Shell builtins and the arithmetic rule.
+
+Builtins that execute code, define commands or print the shell's state ask: `jobs -x`, `hash`, `printf -v`,
+`read` into subscripts, `declare -n`, `trap`, `alias`, `history -w`, `export -p` … A word that bash
+evaluates as arithmetic (in `$(( ))`, `(( ))`, `let`, array subscripts, `[[ -eq ]]`, `${x:off}`) expands
+variables recursively, and a value like `a[$(cmd)]` then runs `cmd`: any name there whose value is not a
+known integer asks.
+"""
+
+from __future__ import annotations
+
+import re
+
+from framework_core.policy.context import Ctx, Word, confirm, safe
+from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.paths import HOME
+from framework_core.policy.targets import resolve
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+INT_SPECIALS = {"#", "?", "$", "!", "PPID", "BASHPID", "RANDOM", "SECONDS", "LINENO", "UID", "EUID", "SRANDOM",
+                "EPOCHSECONDS"}
+#: Assigning these changes what later commands run or read (PATH, loader, prompt and trace hooks …).
+SENSITIVE = re.compile(r"PATH|.*PATH|LD_.*|DYLD_.*|BASH_.*|ENV|PS[0-9]|PROMPT_COMMAND|PROMPT_DIRTRIM|IFS|CDPATH|"
+                       r"GLOBIGNORE|HOME|SHELLOPTS|BASHOPTS|PYTHON.*|NODE_.*|PERL.*|RUBY.*|GIT_.*|.*PAGER|.*EDITOR|"
+                       r"VISUAL|LESS.*|HIST.*|TMPDIR|LOCPATH|GCONV_PATH|NLSPATH|MANOPT|BROWSER|.*ASKPASS|SHELL|"
+                       r"XDG_.*|TAR_OPTIONS|GZIP|RIPGREP_CONFIG_PATH|DOCKER_.*|KUBECONFIG|PIP_.*|NPM_CONFIG_.*|"
+                       r".*_OPTIONS|.*_OPTS|JAVA_.*|GNUPGHOME|MAGIC|TERMINFO.*|SUDO_.*|MAIL.*|OLDPWD|PWD|FPATH|"
+                       r"INPUTRC|EXECIGNORE|COMP_.*|READLINE_.*|SSH_.*|GPG_.*|CARGO_.*|RUSTC.*|GO.*|CC|CXX|MAKE.*")
+#: A command prefixed with these (`LANG=C sort`) is judged as the command alone.
+HARMLESS_PREFIX = {"LANG", "LANGUAGE", "TZ", "NO_COLOR", "TERM", "COLUMNS", "LINES", "FORCE_COLOR", "CLICOLOR",
+                   "CLICOLOR_FORCE", "IFS", "CI", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONIOENCODING",
+                   "GIT_TERMINAL_PROMPT", "NODE_ENV", "RUST_BACKTRACE", "RUST_LOG", "TERM_PROGRAM"}
+PAGER_VALUES = {"", "cat", "less", "more"}
+SET_OPTS = {"-e", "-u", "-x", "-v", "-f", "-C", "-o", "+e", "+u", "+x", "+v", "-eu", "-ex", "-eux", "-euo", "-eo",
+            "-uo", "-xe", "-ue", "-ux", "+o", "--"}
+SET_OPTION_NAMES = {"pipefail", "errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber"}
+
+
+def prefix_problem(name: str, value: str) -> str:
+    if name in HARMLESS_PREFIX or name.startswith("LC_"):
+        return ""
+    if name in ("PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER") and value in PAGER_VALUES:
+        return ""
+    return f"sets {name} for the command, which can change what it runs or reads"
+
+
+def assignment_problem(name: str) -> str:
+    if SENSITIVE.fullmatch(name):
+        return f"sets {name}, which changes what later commands run or read"
+    return ""
+
+
+def arith_problem(text: str, ctx: Ctx, local: set[str] | frozenset[str] = frozenset()) -> str:
+    """Why evaluating `text` as arithmetic is not known to be harmless ("" when it is)."""
+    if "$(" in text or "`" in text:
+        return "arithmetic on a command's output evaluates it as code"
+    for name in NAME.findall(re.sub(r"\$\{?([#?$!])", " ", text)):
+        if name in INT_SPECIALS or name in local:
+            continue
+        values = ctx.values.get(name)
+        if values and all(re.fullmatch(r"-?\d+", v) for v in values):
+            continue
+        return f"arithmetic expands ${name} at run time, and a value like a[$(cmd)] runs cmd"
+    if re.search(r"\$[1-9@*]", text):
+        return "arithmetic expands a positional parameter at run time"
+    return ""
+
+
+def subscript_problem(index: str, ctx: Ctx) -> str:
+    if index in ("@", "*") or re.fullmatch(r"-?\d+", index):
+        return ""
+    return arith_problem(index, ctx) or ""
+
+
+def _cd(args: list[Word], ctx: Ctx) -> None:
+    ops = [w for w in args if not w.text.startswith("-") or w.text == "-"]
+    if not ops:
+        ctx.cwd = HOME
+        return
+    if ops[0].text == "-":
+        ctx.cwd = None
+        return
+    targets = resolve(ops[0], ctx)
+    ctx.cwd = targets[0].path if len(targets) == 1 and not targets[0].unknown and not targets[0].glob else None
+
+
+def _read(argv: list[str]) -> str:
+    value_opts = {"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"}
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in value_opts:
+            if a == "-a" and i + 1 < len(argv) and not NAME.fullmatch(argv[i + 1]):
+                return "read -a into a computed name"
+            i += 2
+            continue
+        if a.startswith("-") and set(a[1:]) <= set("rse"):
+            i += 1
+            continue
+        if not NAME.fullmatch(a):
+            return f"read into '{a}', which bash evaluates (a subscript can run code)"
+        i += 1
+    return ""
+
+
+def _set(argv: list[str]) -> str:
+    if len(argv) == 1:
+        return "prints every shell variable, which may include secrets"
+    args = argv[1:]
+    for i, a in enumerate(args):
+        if a == "--":
+            return ""
+        if a in SET_OPTS or (i and args[i - 1] in ("-o", "+o") and a in SET_OPTION_NAMES):
+            continue
+        if a in SET_OPTION_NAMES:
+            continue
+        return f"set {a} is not known to be harmless"
+    return ""
+
+
+def _test(argv: list[str]) -> str:
+    for i, a in enumerate(argv[:-1]):
+        if a in ("-v", "-R") and "[" in argv[i + 1]:
+            return f"test {a} on a subscript evaluates it (it can run code)"
+    return ""
+
+
+def builtin(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
+    """The verdict for a shell builtin, or None when argv[0] is not one handled here."""
+    name, args = argv[0], argv[1:]
+    if name in ("cd", "pushd"):
+        _cd(words[1:], ctx)
+        return safe(argv, "changes the working directory of this command")
+    if name in ("popd", "dirs"):
+        ctx.cwd = None if name == "popd" else ctx.cwd
+        return safe(argv, "directory stack")
+    if name in (":", "exit", "return", "shift", "break", "continue", "times", "umask", "ulimit", "help", "echo"):
+        return safe(argv, "shell builtin")
+    if name == "printf":
+        return confirm(argv, "printf -v assigns a variable (a subscript can run code)") if "-v" in args or any(
+            a.startswith("-v") for a in args[:1]) else safe(argv, "prints text")
+    if name in ("test", "["):
+        why = _test(argv)
+        return confirm(argv, why) if why else safe(argv, "a test")
+    if name == "read":
+        why = _read(argv)
+        return confirm(argv, why) if why else safe(argv, "reads a line into variables")
+    if name == "set":
+        why = _set(argv)
+        return confirm(argv, why) if why else safe(argv, "sets shell options for this command")
+    if name == "jobs":
+        return confirm(argv, "jobs -x runs a command") if any("x" in a for a in args if a.startswith("-")) \
+            else safe(argv, "lists jobs")
+    if name == "history":
+        return safe(argv, "lists history") if not args or (len(args) == 1 and args[0].isdigit()) else confirm(
+            argv, "history with options reads, writes or runs history")
+    if name == "wait":
+        return confirm(argv, "wait -p assigns a variable") if "-p" in args else safe(argv, "waits")
+    if name == "type" or (name == "command" and args[:1] in (["-v"], ["-V"])):
+        return safe(argv, "looks a command up")
+    if name == "let":
+        why = next((arith_problem(a, ctx) for a in args if arith_problem(a, ctx)), "")
+        return confirm(argv, why) if why else safe(argv, "arithmetic on known values")
+    asks = {"hash": "remembers or prints program locations (hash -p maps a name to any program)",
+            "alias": "defines or prints aliases", "unalias": "changes aliases", "trap": "sets code to run later",
+            "enable": "loads or changes builtins", "bind": "binds keys (bind -x runs commands)",
+            "complete": "defines completions that can run commands", "compgen": "compgen -C runs commands",
+            "mapfile": "mapfile -C runs a callback", "readarray": "readarray -C runs a callback",
+            "fc": "fc runs commands from history", "getopts": "assigns variables", "shopt": "changes shell options",
+            "caller": "prints the call stack", "disown": "changes jobs", "bg": "resumes jobs", "fg": "resumes jobs",
+            "suspend": "stops the shell", "logout": "leaves the shell", "coproc": "starts a coprocess"}
+    if name in asks:
+        return confirm(argv, asks[name])
+    return None
+
+
+def declaration(head: str, flags: list[str], names: list[str], ctx: Ctx) -> Verdict:
+    """declare / typeset / local / export / readonly with their flags and the names they assign."""
+    argv = [head, *flags, *names]
+    if not names and not [f for f in flags if f not in ("-g",)]:
+        return confirm(argv, "prints every variable, which may include secrets")
+    for f in flags:
+        bad = set(f.lstrip("-+")) - set("aArxglut")
+        if bad:
+            what = {"n": "makes a name reference (it can evaluate a subscript)", "i": "makes arithmetic assignments",
+                    "p": "prints variables, which may include secrets", "f": "prints or changes functions",
+                    "F": "prints functions"}.get(sorted(bad)[0], f"uses {f}")
+            return confirm(argv, f"{head} {f} {what}")
+    if not names:
+        return confirm(argv, f"{head} {' '.join(flags)} prints variables, which may include secrets")
+    for n in names:
+        why = assignment_problem(n)
+        if why:
+            return confirm(argv, why)
+    return Verdict(Level.SAFE, (f'"{" ".join(argv)}": only changes this command\'s own variables',))

@@ -1,0 +1,168 @@
+"""Programs that run code: shells, language interpreters, eval, source, xargs, watch, make.
+
+Shell code they are given (`bash -c -- CODE`, `eval`, `watch`) is classified like the command line itself;
+code in other languages cannot be, so it asks. What they run from their standard input matters for
+pipes: `curl … | sh` (or `| $SHELL`, `| python3 -`, `| make -f -`) runs what the network returned.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from framework_core.policy.context import Ctx, Flow, Word, confirm, danger
+from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.targets import resolve
+
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh", "busybox", "rbash"}
+LANGS = {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
+         "Rscript", "R", "deno", "bun", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "jshell",
+         "julia", "ghci", "runghc", "guile", "racket", "sbcl", "clisp", "gawk", "dc", "m4", "sqlite3", "psql",
+         "mysql", "ed", "ex", "vim", "nvim", "vi", "gdb", "lldb", "jq-shell"}
+CODE_OPTS = {"python": ("-c", "-m"), "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval",
+             "--print", "-r", "--require", "--import"), "php": ("-r", "-B", "-R", "-E", "-F"), "lua": ("-e", "-l"),
+             "Rscript": ("-e",), "deno": ("eval", "run", "repl"), "bun": ("-e", "--eval", "run", "x"),
+             "sqlite3": ("-cmd",), "psql": ("-c", "-f"), "mysql": ("-e", "--execute"), "vim": ("-c", "--cmd", "-S")}
+STDIN_SCRIPTS = {"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"}
+RUNNERS = SHELLS | LANGS | {"eval", "source", ".", "xargs", "make", "gmake", "watch", "flock", "script"}
+
+
+def _family(name: str) -> str:
+    for fam in ("python", "node", "pypy"):
+        if name.startswith(fam):
+            return "python" if fam == "pypy" else fam
+    return {"nodejs": "node", "nvim": "vim", "vi": "vim", "luajit": "lua"}.get(name, name)
+
+
+def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    """sh/bash/zsh …: -c CODE (after any options and `--`) is classified; a script or stdin asks."""
+    args = argv[1:]
+    i, has_c, stdin = 0, False, False
+    while i < len(args) and args[i].startswith(("-", "+")) and args[i] not in ("-", "--"):
+        a = args[i]
+        if a.startswith("--"):
+            if a in ("--rcfile", "--init-file"):
+                i += 1
+        elif "c" in a[1:]:
+            has_c = True
+        elif "s" in a[1:]:
+            stdin = True
+        if a[1:] in ("o", "O") and not a.startswith("--"):
+            i += 1
+        i += 1
+    if i < len(args) and args[i] == "--":
+        i += 1
+    if has_c:
+        if i >= len(args):
+            return confirm(argv, "runs a shell"), Flow()
+        inner, flow = ctx.nested(args[i])
+        if _carries_network(words[1 + i]):
+            return danger(argv, "runs what a network fetch returned"), flow
+        return Verdict.combine([inner, confirm(argv, "runs a shell")]), flow
+    if stdin or i >= len(args) or args[i] in STDIN_SCRIPTS:
+        return confirm(argv, f"{argv[0]} runs commands from its input"), Flow(runs_input=True)
+    return _script(argv, words, 1 + i, ctx)
+
+
+def _carries_network(w: Word) -> bool:
+    return w.flow.network
+
+
+def _script(argv: list[str], words: list[Word], idx: int, ctx: Ctx) -> tuple[Verdict, Flow]:
+    w = words[idx]
+    if w.flow.network:
+        return danger(argv, f"runs a script that {argv[0]} reads from the network"), Flow()
+    for t in resolve(w, ctx):
+        if t.path in ctx.downloaded:
+            return danger(argv, f"runs {w.text}, which this command downloaded"), Flow()
+    return confirm(argv, f"{argv[0]} runs the script {w.text}"), Flow()
+
+
+def language(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    """python, node, perl …: the code is in another language, so it asks; network input is Dangerous."""
+    name = _family(argv[0])
+    if any(w.flow.network or set(w.names) & ctx.fetched for w in words[1:]):
+        return danger(argv, f"{argv[0]} runs code that came from the network"), Flow()
+    code_opts = CODE_OPTS.get(name, ())
+    args = argv[1:]
+    for i, a in enumerate(args):
+        if a in code_opts or any(a.startswith(o) and len(o) == 2 and len(a) > 2 for o in code_opts):
+            what = "a module from the working directory first" if a == "-m" else "inline code"
+            network = a == "-m" and args[i + 1:i + 2] and args[i + 1] in ("pip", "http.server", "ensurepip")
+            return confirm(argv, f"{argv[0]} runs {what}", network=bool(network)), Flow()
+        if not a.startswith("-"):
+            if a in STDIN_SCRIPTS:
+                break
+            return _script(argv, words, 1 + i, ctx)
+    return confirm(argv, f"{argv[0]} runs code from its input"), Flow(runs_input=True)
+
+
+def eval_(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    if any(w.flow.network or set(w.names) & ctx.fetched for w in words[1:]):
+        return danger(argv, "eval runs what a network fetch returned"), Flow()
+    inner, flow = ctx.nested(" ".join(argv[1:]))
+    subs = any(w.dynamic for w in words[1:])
+    return Verdict.combine([inner, confirm(argv, "eval runs a constructed command")]), Flow(runs_input=subs)
+
+
+def source(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    if len(argv) < 2:
+        return confirm(argv, "source without a file"), Flow()
+    if argv[1] in STDIN_SCRIPTS:
+        return confirm(argv, "runs commands from its input in this shell"), Flow(runs_input=True)
+    verdict, _ = _script(argv, words, 1, ctx)
+    return Verdict.combine([verdict, confirm(argv, "runs a script in this shell")]), Flow()
+
+
+def xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[list[Word], Verdict, Flow]:
+    """The inner command xargs runs with arguments from its input; the caller classifies it."""
+    value_opts = {"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "--arg-file", "--delimiter", "--max-args",
+                  "--max-procs", "--replace", "--eof", "--max-lines", "--max-chars", "-i"}
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        a = argv[i]
+        i += 2 if a in value_opts else 1
+        if a == "--":
+            break
+    inner = words[i:] or [Word("echo")]
+    runs = inner[0].text in SHELLS | LANGS | {"eval", "source", "."} or inner[0].dynamic
+    return inner, confirm(argv, "xargs runs a command with arguments from its input"), Flow(runs_input=runs)
+
+
+def make(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    args = argv[1:]
+    stdin = any((a in ("-f", "--file", "--makefile") and args[i + 1:i + 2] and args[i + 1] in STDIN_SCRIPTS) or
+                a in ("-f-", "--file=-", "--makefile=-") for i, a in enumerate(args))
+    return confirm(argv, "make runs the recipes of a Makefile"), Flow(runs_input=stdin)
+
+
+def watch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    args = argv[1:]
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-n", "--interval", "-d", "-q", "--equexit", "-c") and args[i] in ("-n", "--interval") \
+            else 1
+    inner, flow = ctx.nested(shlex.join(args[i:]) if "-x" in args or "--exec" in args else " ".join(args[i:]))
+    return Verdict.combine([inner, confirm(argv, "watch runs a command repeatedly")]), flow
+
+
+def runner(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow] | None:
+    name = argv[0]
+    if name in SHELLS:
+        if name == "busybox" and len(argv) > 1 and argv[1] not in SHELLS:
+            return None
+        return shell(argv if name != "busybox" else argv[1:], words if name != "busybox" else words[1:], ctx)
+    if name in ("eval",):
+        return eval_(argv, words, ctx)
+    if name in ("source", "."):
+        return source(argv, words, ctx)
+    if name in ("make", "gmake"):
+        return make(argv, words, ctx)
+    if name == "watch":
+        return watch(argv, words, ctx)
+    if name in LANGS or _family(name) in LANGS:
+        return language(argv, words, ctx)
+    return None
+
+
+def runs_code(level: Level) -> bool:
+    return level >= Level.NEEDS_CONFIRM

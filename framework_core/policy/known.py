@@ -1,0 +1,151 @@
+"""Apply the program specifications to a command: Safe only when every word is positively known.
+
+`judge(words, ctx)` returns None when no specification covers the program, else a verdict and the data
+flow (which secret the output may carry). The registry loads once and checks every specification against
+its own examples; a contradiction is a bug in the data and stops the load.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from functools import lru_cache
+
+from framework_core.policy.context import Ctx, Flow, Word, confirm, safe
+from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.paths import holds_secrets, secret_reason, show
+from framework_core.policy.spec import Parsed, Spec, check_examples, parse
+from framework_core.policy.targets import resolve
+
+SYSTEM_BIN = ("/usr/bin", "/bin", "/usr/sbin", "/sbin")
+PATTERN_GIVEN = {"-e", "--regexp", "-f", "--file", "--expression", "--source"}
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, Spec]:
+    from framework_core.policy.script_programs import AWK, SED
+    from framework_core.policy.specs_dev import DEV, VERSIONS
+    from framework_core.policy.specs_files import FILES
+
+    specs: dict[str, Spec] = {}
+    for s in FILES + DEV + VERSIONS + [SED, AWK]:
+        specs[s.program] = s
+    for alias, name in (("egrep", "grep"), ("fgrep", "grep"), ("pip3", "pip"), ("gawk", "awk"), ("mawk", "awk"),
+                        ("nawk", "awk"), ("gsed", "sed")):
+        if name in specs:
+            specs[alias] = specs[name]
+    check_examples(_with_subs(specs), lambda argv: _example_ok(specs, argv))
+    return specs
+
+
+def _with_subs(specs: dict[str, Spec]) -> dict[str, Spec]:
+    """Subcommand specs carry examples too; name them `program sub` for the check."""
+    out = dict(specs)
+    for name, s in specs.items():
+        for sub, ss in s.subcommands.items():
+            if ss.ok or ss.ask:
+                out[f"{name} {sub}"] = ss
+    return out
+
+
+def _example_ok(specs: dict[str, Spec], argv: list[str]) -> bool:
+    words = [Word(a, tilde=a.startswith("~"), glob=any(c in a for c in "*?[")) for a in argv]
+    verdict, _ = judge_with(specs, words, Ctx())
+    return verdict is not None and verdict.level == Level.SAFE
+
+
+def program_name(word: Word) -> str | None:
+    """The program a command word names: a bare name, or a path in the system's own bin directories.
+
+    /usr/local/bin and /opt/homebrew/bin are writable by the user on common setups (Homebrew), so a
+    program there is no more known than one in /tmp; only root-owned system directories count."""
+    if word.dynamic or word.glob:
+        return None
+    text = word.text
+    if "/" not in text:
+        return text or None
+    directory, name = posixpath.split(posixpath.normpath("/" + text.lstrip("/")) if text.startswith("/") else text)
+    return name if text.startswith("/") and directory in SYSTEM_BIN else None
+
+
+def judge(words: list[Word], ctx: Ctx) -> tuple[Verdict | None, Flow]:
+    return judge_with(registry(), words, ctx)
+
+
+def judge_with(specs: dict[str, Spec], words: list[Word], ctx: Ctx) -> tuple[Verdict | None, Flow]:
+    name = program_name(words[0])
+    s = specs.get(name or "")
+    if s is None:
+        return None, Flow()
+    argv = [w.text for w in words]
+    args, offset = argv[1:], 1
+    while True:
+        p = parse(s, args)
+        if p.problem:
+            return confirm(argv, p.problem), Flow()
+        if p.sub is None:
+            break
+        if any(role == "inside" for role, _, _ in p.values):
+            why = _inside_problem(p, words, offset, ctx)
+            if why:
+                return confirm(argv, why), Flow()
+        offset += p.sub_at + 1
+        args, s = args[p.sub_at + 1:], p.sub
+    why, secret = _operand_problem(s, p, words, offset, ctx)
+    if why:
+        return confirm(argv, why), Flow(secret=secret)
+    inside = _inside_problem(p, words, offset, ctx)
+    if inside:
+        return confirm(argv, inside), Flow()
+    return safe(argv, "read-only"), Flow()
+
+
+def _inside_problem(p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> str:
+    for role, idx, value in p.values:
+        if role != "inside":
+            continue
+        w = words[offset + idx]
+        targets = resolve(Word(value, w.dynamic, w.quoted, value.startswith("~"), w.glob), ctx)
+        if any(t.unknown or t.path.startswith("/") or t.path == ".." or t.path.startswith("../") for t in targets):
+            return f"runs in {value}, outside the working directory, where its configuration can run commands"
+    return ""
+
+
+def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, str]:
+    """(why reading this word's file is not harmless, the secret it may carry)."""
+    if w.flow.secret:
+        return f"reads a file named by {w.flow.secret}", w.flow.secret
+    word = Word(text, w.dynamic, w.quoted, w.tilde and text == w.text, w.glob)
+    for t in resolve(word, ctx):
+        if t.unknown:
+            return f"reads a file named only at run time ({t.unknown})", ""
+        why = secret_reason(t.path, t.glob)
+        if why:
+            return f"reads {why}", why
+        if recursive and holds_secrets(t.path):
+            return f"reads all of {show(t.path)}, which holds credentials", f"files under {show(t.path)}"
+    return "", ""
+
+
+def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> tuple[str, str]:
+    recursive = s.always_recursive or bool(p.seen & s.recursive)
+    for role, idx, value in p.values:
+        if role == "read":
+            why, secret = _read_problem(words[offset + idx], value, False, ctx)
+            if why:
+                return why, secret
+    if s.operands not in ("files", "pattern"):
+        return "", ""
+    operands = p.operands
+    if s.operands == "pattern" and not p.seen & PATTERN_GIVEN:
+        operands = operands[1:]
+    for idx in operands:
+        w = words[offset + idx]
+        why, secret = _read_problem(w, w.text, recursive, ctx)
+        if why:
+            return why, secret
+    return "", ""
+
+
+def example_words(cmd: str) -> list[Word]:
+    return [Word(a, tilde=a.startswith("~"), glob=any(c in a for c in "*?[")) for a in shlex.split(cmd)]

