@@ -145,10 +145,20 @@ def summarise(agent: "Agent", older: list[Message]) -> str:
         request[-1] = Message("user", request[-1].content + "\n\n" + SUMMARY_PROMPT)
     else:
         request.append(Message("user", SUMMARY_PROMPT))
-    stream = stream_with_retry(lambda: agent.adapter.stream(request, [], system), agent.config.retry,
-                               lambda *_: None)
+    from framework_core.events import ModelRequestStarted, Notice, RetryScheduled
+
+    def on_retry(attempt: int, max_attempts: int, delay: float, reason: str) -> None:
+        agent.events(RetryScheduled(attempt, max_attempts, delay, reason))
+
+    agent.events(Notice("info", f"Summarising {len(older)} older message(s) to free context (Ctrl-C stops)…"))
+    agent.events(ModelRequestStarted(agent.provider_name, agent.provider.model))  # the spinner, with seconds
+    stream = stream_with_retry(lambda: agent.adapter.stream(request, [], system), agent.config.retry, on_retry)
     for event in stream:
         if isinstance(event, StreamDone):
+            usage = event.response.usage
+            agent.session.record_usage(usage, side_request=True)  # paid for: counted in /tokens
+            agent.events(Notice("info", f"Summary received ({usage.input_tokens:,} input + {usage.output_tokens:,} "
+                                        "output tokens, counted in /tokens)."))
             return event.response.conversation.strip()
     return ""
 

@@ -211,9 +211,12 @@ class MessageManager:
         for result in results:
             self.add_result(result)
 
-    def record_usage(self, usage: Usage) -> None:
+    def record_usage(self, usage: Usage, *, side_request: bool = False) -> None:
+        """Count a request's tokens. A side request (a summary for compaction) counts in the totals but does
+        not describe the conversation's context, so `last_usage` is left alone."""
         self.usage = self.usage + usage
-        self.last_usage = usage
+        if not side_request:
+            self.last_usage = usage
         self._record({"type": "usage", "usage": usage.__dict__})
 
     def record(self, record: dict[str, Any]) -> None:
