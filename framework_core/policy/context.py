@@ -36,6 +36,7 @@ class Word:
     glob: bool = False  # an unquoted part holds * ? or [
     flow: Flow = Flow()  # what its substitutions do (their output becomes part of the word)
     names: tuple[str, ...] = ()  # variables it expands
+    listed: bool = False  # only the output of a read-only file lister ($(git ls-files), $(find . -name …))
 
 
 @dataclass

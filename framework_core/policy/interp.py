@@ -13,6 +13,8 @@ from framework_core.policy.context import Ctx, Flow, Word, confirm, danger
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.targets import resolve
 
+#: Shells that read no start-up file for `-c` (zsh reads ~/.zshenv, a login shell its profile).
+PLAIN_SHELLS = {"sh", "bash", "dash"}
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh", "busybox", "rbash"}
 LANGS = {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
          "Rscript", "R", "deno", "bun", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "jshell",
@@ -36,9 +38,10 @@ def _family(name: str) -> str:
 def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     """sh/bash/zsh …: -c CODE (after any options and `--`) is classified; a script or stdin asks."""
     args = argv[1:]
-    i, has_c, stdin = 0, False, False
+    i, has_c, stdin, plain = 0, False, False, argv[0] in PLAIN_SHELLS
     while i < len(args) and args[i].startswith(("-", "+")) and args[i] not in ("-", "--"):
         a = args[i]
+        plain = plain and (a in ("--norc", "--noprofile") or (not a.startswith("--") and set(a[1:]) <= set("ceuxfo")))
         if a.startswith("--"):
             if a in ("--rcfile", "--init-file"):
                 i += 1
@@ -57,6 +60,8 @@ def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
         inner, flow = ctx.nested(args[i])
         if _carries_network(words[1 + i]):
             return danger(argv, "runs what a network fetch returned"), flow
+        if plain and inner.level == Level.SAFE and not words[1 + i].dynamic:
+            return inner, flow
         return Verdict.combine([inner, confirm(argv, "runs a shell")]), flow
     if stdin or i >= len(args) or args[i] in STDIN_SCRIPTS:
         return confirm(argv, f"{argv[0]} runs commands from its input"), Flow(runs_input=True)

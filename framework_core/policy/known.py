@@ -11,9 +11,9 @@ import posixpath
 import shlex
 from functools import lru_cache
 
-from framework_core.policy.context import Ctx, Flow, Word, confirm, safe
+from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.paths import holds_secrets, secret_reason, show
+from framework_core.policy.paths import holds_secrets, secret_reason, show, write_reason
 from framework_core.policy.spec import Parsed, Spec, check_examples, parse
 from framework_core.policy.targets import resolve
 
@@ -82,7 +82,7 @@ def judge_with(specs: dict[str, Spec], words: list[Word], ctx: Ctx) -> tuple[Ver
     while True:
         p = parse(s, args)
         if p.problem:
-            return confirm(argv, p.problem), Flow()
+            return _written(argv, p, words, offset, ctx) or confirm(argv, p.problem), Flow()
         if p.sub is None:
             break
         if any(role == "inside" for role, _, _ in p.values):
@@ -100,6 +100,17 @@ def judge_with(specs: dict[str, Spec], words: list[Word], ctx: Ctx) -> tuple[Ver
     return safe(argv, "read-only"), Flow()
 
 
+def _written(argv: list[str], p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> Verdict | None:
+    """A risky option that writes a protected file (sort -o ~/.profile) is Dangerous, not just a question."""
+    for idx, value in p.written:
+        w = words[offset + idx]
+        for t in resolve(Word(value, w.dynamic, w.quoted, value.startswith("~"), w.glob), ctx):
+            bad, why = write_reason(t.path, t.glob) if not t.unknown else (False, "")
+            if bad:
+                return danger(argv, why)
+    return None
+
+
 def _inside_problem(p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> str:
     for role, idx, value in p.values:
         if role != "inside":
@@ -115,6 +126,8 @@ def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, s
     """(why reading this word's file is not harmless, the secret it may carry)."""
     if w.flow.secret:
         return f"reads a file named by {w.flow.secret}", w.flow.secret
+    if w.listed:
+        return "", ""
     word = Word(text, w.dynamic, w.quoted, w.tilde and text == w.text, w.glob)
     for t in resolve(word, ctx):
         if t.unknown:

@@ -12,7 +12,7 @@ import re
 
 from framework_core.policy.context import Ctx, Word, confirm, danger
 from framework_core.policy.levels import Verdict
-from framework_core.policy.paths import secret_reason, show, write_reason
+from framework_core.policy.paths import holds_secrets, secret_reason, show, write_reason
 from framework_core.policy.targets import resolve
 
 ALWAYS = {
@@ -43,6 +43,7 @@ BY_SUBCOMMAND = {
     "podman": {"run", "pull", "push", "build", "login", "logout", "search", "create", "compose", "image"},
     "bun": {"install", "i", "add", "update", "x", "create", "upgrade", "pm", "run"},
     "deno": {"run", "install", "cache", "upgrade", "add", "compile", "test"},
+    "getent": {"hosts", "ahosts", "ahostsv4", "ahostsv6", "networks"},
 }
 LOCAL_NETWORK_SUBS = {("git", "remote"): {"", "-v", "--verbose", "get-url", "add", "rename", "remove", "rm",
                                           "set-url", "set-branches"},
@@ -92,8 +93,12 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
-def word_secret(w: Word, ctx: Ctx) -> str:
-    """What secret this word carries into the command, if any."""
+RECURSIVE_READERS = {"tar", "zip", "7z", "7za", "rsync", "scp", "cp", "grep", "rg", "ag", "ack", "bsdtar", "cpio",
+                     "zstd", "gzip", "xz", "bzip2", "rclone", "s3cmd", "aws", "gsutil"}
+
+
+def word_secret(w: Word, ctx: Ctx, recursive: bool = False) -> str:
+    """What secret this word carries into the command, if any (`recursive`: the program reads whole trees)."""
     if w.flow.secret:
         return w.flow.secret
     m = SECRET_VAR.search(w.text)
@@ -110,21 +115,40 @@ def word_secret(w: Word, ctx: Ctx) -> str:
             why = secret_reason(t.path, t.glob) if t.path and not t.unknown else None
             if why:
                 return why
+            if recursive and t.path and not t.unknown and holds_secrets(t.path):
+                return f"everything under {show(t.path)}, credentials included"
     return ""
 
 
 def exfiltration(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
     """Dangerous when a secret rides in any argument of a network command."""
+    recursive = argv[0] in RECURSIVE_READERS
     for i, w in enumerate(words[1:], start=1):
         if argv[0] in ("ssh", "scp", "sftp", "rsync") and (argv[i - 1] in IDENTITY_OPTS or
                                                             w.text.startswith(("-i", "IdentityFile"))):
             continue
-        secret = word_secret(w, ctx)
+        secret = word_secret(w, ctx, recursive)
         if secret:
             return danger(argv, f"sends {secret} over the network", network=True)
         if SOCKETS.search(w.text):
             return danger(argv, "talks to the container daemon's socket, which controls the host as root",
                           network=True)
+    return None
+
+
+def _output_value(name: str, argv: list[str], i: int) -> str | None:
+    """The file an output option at argv[i] writes (`-o f`, `-sSo f`, `--output=f`, `-qO f`), or None."""
+    a = argv[i]
+    nxt = argv[i + 1] if i + 1 < len(argv) else ""
+    opt, eq, val = a.partition("=")
+    if opt in OUTPUT_OPTS.get(name, set()) and opt.startswith("--"):
+        return val if eq else nxt
+    letters, takes_value = {"curl": ("oDc", "AbcCdDeEFHKmoPQrTuUwxXyYzt"),
+                            "wget": ("OoaP", "OoaPeitTwQlADIXRBUY")}.get(name, ("", ""))
+    if a.startswith("-") and not a.startswith("--") and letters:
+        for k, c in enumerate(a[1:], start=1):
+            if c in takes_value:
+                return (a[k + 1:] or nxt) if c in letters else None
     return None
 
 
@@ -134,12 +158,9 @@ def network_verdict(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
     if leak:
         return leak
     name = argv[0]
-    outputs = OUTPUT_OPTS.get(name, set())
     for i, a in enumerate(argv[1:], start=1):
-        opt, eq, val = a.partition("=")
-        value = val if eq else (argv[i + 1] if i + 1 < len(argv) else "")
-        if opt in outputs or (name == "curl" and a.startswith("-o") and len(a) > 2):
-            value = a[2:] if a.startswith("-o") and len(a) > 2 and not eq else value
+        value = _output_value(name, argv, i)
+        if value is not None:
             for t in resolve(Word(value, tilde=value.startswith("~")), ctx):
                 bad, why = write_reason(t.path, t.glob)
                 if bad:

@@ -12,6 +12,7 @@ from typing import Callable
 
 from framework_core.policy.context import Ctx, Word, confirm, danger
 from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.network import word_secret
 from framework_core.policy.paths import deletion_reason, device_reason, is_home, show, write_reason
 from framework_core.policy.targets import Target, resolve
 
@@ -119,6 +120,10 @@ def copy_like(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
     extra = [Word(dest_word.text.rstrip("/") + "/" + words[s].text.rstrip("/").rsplit("/", 1)[-1],
                   dest_word.dynamic or words[s].dynamic, tilde=dest_word.tilde) for s in sources]
     all_words = [*words, dest_word, *extra]
+    secret = next((s for i in sources if (s := word_secret(words[i], ctx, True))), "")
+    if secret:  # the copy now holds the secret too
+        for t in [t for w in (dest_word, *extra) for t in resolve(w, ctx)]:
+            ctx.tainted[t.path] = secret
     return writes(argv, all_words, ctx, list(range(len(words), len(all_words))), "changes files")
 
 
@@ -270,6 +275,7 @@ HANDLERS: dict[str, Handler] = {
     "chown": chown, "chgrp": chown, "crontab": crontab, "systemctl": systemctl, "at": scheduler,
     "batch": scheduler, "atq": scheduler, "atrm": scheduler, "systemd-run": scheduler, "launchctl": scheduler,
     "anacron": scheduler, "kill": kill, "find": find, "docker": container, "podman": container,
+    "rsync": copy_like,
 }
 
 

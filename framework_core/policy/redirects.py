@@ -16,7 +16,7 @@ from framework_core.policy.levels import Verdict
 from framework_core.policy.network import SECRET_VAR
 from framework_core.policy.paths import secret_reason, show, write_reason
 from framework_core.policy.targets import resolve
-from framework_core.policy.words import ask, text_of, words_of
+from framework_core.policy.words import ask, check_braced, text_of, words_of
 
 Walker = Callable[[Any, Ctx], Flow]
 HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr", "-", "/dev/tty"}
@@ -78,6 +78,61 @@ def write_target(node: Any, ctx: Ctx, walk: Walker, produced: Flow) -> None:
                 ctx.downloaded.add(t.path)
 
 
+def _close(text: str, i: int, open_: str, close: str) -> int:
+    """Index just past the bracket matching text[i] (quotes inside are skipped), or len(text)."""
+    depth, j = 0, i
+    while j < len(text):
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c in ("'", '"') and open_ == "(":
+            k = text.find(c, j + 1)
+            j = len(text) if k < 0 else k + 1
+            continue
+        depth += c == open_
+        depth -= c == close
+        j += 1
+        if depth == 0:
+            return j
+    return len(text)
+
+
+def expansions(text: str) -> list[tuple[str, str]]:
+    """The substitutions bash performs in an unquoted here-document: ("cmd" | "arith" | "braced" | "var", text)."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif text.startswith("$((", i):
+            end = _close(text, i + 1, "(", ")")
+            out.append(("arith", text[i + 3:end - 2]))
+            out += expansions(text[i + 3:end - 2])
+            i = end
+        elif text.startswith("$(", i):
+            end = _close(text, i + 1, "(", ")")
+            out.append(("cmd", text[i + 2:end - 1]))
+            i = end
+        elif c == "`":
+            m = BACKTICK.match(text, i)
+            end = m.end() if m else len(text)
+            out.append(("cmd", m.group(1) if m else text[i + 1:]))
+            i = end
+        elif text.startswith("${", i):
+            end = _close(text, i + 1, "{", "}")
+            out.append(("braced", text[i:end]))
+            out += expansions(text[i + 2:end - 1])
+            i = end
+        elif c == "$" and (m := re.match(r"[A-Za-z_][A-Za-z0-9_]*", text[i + 1:])):
+            out.append(("var", m.group(0)))
+            i += 1 + m.end()
+        else:
+            i += 1
+    return out
+
+
 def heredoc_input(node: Any, ctx: Ctx, walk: Walker) -> tuple[Flow, str]:
     """(what the here-document feeds in, its text). Unquoted bodies have their substitutions classified."""
     start = next((c for c in node.children if c.type == "heredoc_start"), None)
@@ -85,26 +140,37 @@ def heredoc_input(node: Any, ctx: Ctx, walk: Walker) -> tuple[Flow, str]:
     if body is None:
         return Flow(), ""
     text = text_of(body)
-    quoted = start is not None and any(q in text_of(start) for q in ("'", '"', "\\"))
-    if quoted:
+    if start is not None and any(q in text_of(start) for q in ("'", '"', "\\")):
         return Flow(), text
+    return expanded_flow(text, ctx), text
+
+
+def expanded_flow(text: str, ctx: Ctx) -> Flow:
     flow = Flow()
-    for child in body.named_children:
-        if child.type == "heredoc_content":
-            for code in BACKTICK.findall(text_of(child)):
-                verdict, inner = ctx.nested(code)
-                ctx.add(verdict)
-                flow = flow | inner
+    for kind, inner in expansions(text):
+        if kind == "cmd":
+            verdict, sub = ctx.nested(inner)
+            ctx.add(verdict)
+            flow = flow | sub
+        elif kind == "arith":
+            why = arith_problem(inner, ctx)
+            if why:
+                ask(ctx, inner, why)
+        elif kind == "braced":
+            check_braced(inner, ctx)
+            name = re.match(r"\$\{[#!]?([A-Za-z_][A-Za-z0-9_]*)", inner)
+            flow = flow | _var_flow(name.group(1) if name else "", ctx)
         else:
-            for w in words_of(child, ctx, walk):
-                flow = flow | w.flow
-    for m in SECRET_VAR.finditer(text):
-        flow = flow | Flow(secret=f"the secret variable ${m.group(1)}")
-    for expr in re.findall(r"\$\(\((.*?)\)\)", text):
-        why = arith_problem(expr, ctx)
-        if why:
-            ask(ctx, expr, why)
-    return flow, text
+            flow = flow | _var_flow(inner, ctx)
+    return flow
+
+
+def _var_flow(name: str, ctx: Ctx) -> Flow:
+    if name in ctx.tainted:
+        return Flow(secret=f"${name}, which holds {ctx.tainted[name]}")
+    if SECRET_VAR.match("$" + name):
+        return Flow(secret=f"the secret variable ${name}")
+    return Flow(network=name in ctx.fetched)
 
 
 def feed(argv_text: str, stdin: Flow, consumer: Flow, ctx: Ctx, script: str | None) -> None:

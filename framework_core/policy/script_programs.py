@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-from framework_core.policy.context import Ctx, Flow, Word, confirm
+from framework_core.policy.context import Ctx, Flow, Word, confirm, danger
+from framework_core.policy.paths import write_reason
+from framework_core.policy.targets import resolve
 from framework_core.policy.known import judge
 from framework_core.policy.levels import Verdict
 from framework_core.policy.spec import spec
@@ -53,11 +55,30 @@ def sed_script_problem(script: str) -> str:
     return ""
 
 
+SED_FILE = re.compile(r"(?:^|[;\n{}])\s*[^;\n]*?[wW]\s*(\S[^\n]*)|s(.)(?:\\.|(?!\2).)*\2(?:\\.|(?!\2).)*\2[gpiImMe0-9]*w\s*"
+                      r"(\S[^\n]*)")
+AWK_FILE = re.compile(r"\bprint[f]?\b[^;{}\n]*?>>?\s*\"([^\"]+)\"")
+
+
+def written_danger(argv: list[str], files: list[str], ctx: Ctx) -> Verdict | None:
+    """A script that writes a protected file (sed w ~/.bashrc, awk print > "/etc/cron.d/x") is Dangerous."""
+    for f in files:
+        for t in resolve(Word(f.strip(), tilde=f.strip().startswith("~")), ctx):
+            bad, why = write_reason(t.path, t.glob)
+            if bad:
+                return danger(argv, why)
+    return None
+
+
 def sed(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     args = argv[1:]
     if "--sandbox" not in args:
         for script in _sed_scripts(args):
             why = sed_script_problem(script)
+            files = [m.group(1) or m.group(3) for m in SED_FILE.finditer(script) if m.group(1) or m.group(3)]
+            hit = written_danger(argv, files, ctx) if "writes" in why else None
+            if hit:
+                return hit, Flow()
             if why:
                 return confirm(argv, f"sed script {why}"), Flow(runs_input=why.startswith(("runs", "s///e")))
     verdict, flow = judge(words, ctx)
@@ -104,6 +125,9 @@ def _awk_programs(args: list[str]) -> list[str]:
 def awk(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     for program in _awk_programs(argv[1:]):
         why = awk_program_problem(program)
+        hit = written_danger(argv, AWK_FILE.findall(program), ctx) if why else None
+        if hit:
+            return hit, Flow()
         if why:
             secret = "the environment" if "environment" in why else ""
             return confirm(argv, f"awk program {why}"), Flow(secret=secret, runs_input="runs" in why)

@@ -14,7 +14,8 @@ from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
 from framework_core.policy.git import git
 from framework_core.policy.known import judge, program_name
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.network import network_verdict, uses_network, word_secret
+from framework_core.policy.network import (RECURSIVE_READERS, SECRET_VAR, network_verdict, uses_network,
+                                           word_secret)
 from framework_core.policy.script_programs import awk, sed
 from framework_core.policy.targets import resolve
 from framework_core.policy.wrappers import unwrap
@@ -35,10 +36,27 @@ def classify_words(words: list[Word], prefix: list[tuple[str, str]], ctx: Ctx) -
                                                     "which may include secrets")]), Flow(secret="the environment")
         return Verdict.combine(extra + [safe([w.text for w in words], "wrapper with nothing to run")]), Flow()
     verdict, flow = program(inner, ctx)
-    secret = next((s for w in inner[1:] if (s := word_secret(w, ctx))), "")
-    if secret and not flow.secret and verdict.level < Level.DANGEROUS:
+    texts = [w.text for w in inner]
+    if verdict.level == Level.SAFE:  # a Safe program read only what its specification allows; values still count
+        value = next((s for w in inner[1:] if (s := _secret_value(w, ctx))), "")
+        if value:
+            extra.append(confirm(texts, f"uses {value}"))
+            flow = flow | Flow(secret=value)
+    elif not flow.secret and verdict.level < Level.DANGEROUS:
+        recursive = texts[0] in RECURSIVE_READERS
+        secret = next((s for w in inner[1:] if (s := word_secret(w, ctx, recursive))), "")
         flow = flow | Flow(secret=secret)
     return Verdict.combine(extra + [verdict]), flow
+
+
+def _secret_value(w: Word, ctx: Ctx) -> str:
+    """A secret carried as a value (a substitution's output, a secret or tainted variable), not as a path."""
+    if w.flow.secret:
+        return w.flow.secret
+    m = SECRET_VAR.search(w.text)
+    if m:
+        return f"the secret variable ${m.group(1)}"
+    return next((f"${n}, which holds {ctx.tainted[n]}" for n in w.names if n in ctx.tainted), "")
 
 
 def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
@@ -112,6 +130,8 @@ def _dump_flow(argv: list[str], verdict: Verdict) -> Flow:
         return Flow(secret="the environment")
     if argv[0] == "ps" and verdict.level > Level.SAFE:
         return Flow(secret="process environments")
+    if verdict.level > Level.SAFE and any("environment" in r for r in verdict.reasons):
+        return Flow(secret="the environment")
     return Flow()
 
 

@@ -26,6 +26,7 @@ class Opt:
     arg: Literal["none", "value", "optional"] = "none"
     role: Role = "ok"
     why: str = ""
+    writes: bool = False  # a risky option whose value is a file it writes (judged as a write target)
 
 
 class SpecError(Exception):
@@ -43,6 +44,7 @@ class Spec:
     dashes_are_text: bool = False  # an unknown -word is an operand (seq -5 5, expr -1 + 2)
     recursive: frozenset[str] = frozenset()  # options that make it read whole directory trees
     always_recursive: bool = False
+    writes_last: bool = False  # an operand past max_operands is a file written (uniq IN OUT)
     subcommands: dict[str, "Spec"] = field(default_factory=dict)
     sub_required: bool = False  # a subcommand must follow the global options
     check: Callable[[list[str], list[str]], str | None] | None = None  # (args, operands) -> why not harmless
@@ -72,7 +74,8 @@ def spec(program: str, ok_opts: str = "", risky: dict[str, str] | None = None, *
     """Build a Spec from the compact syntax; `risky` maps option syntax to why it writes or executes."""
     opts = parse_opts(ok_opts + " --help --version")
     for syntax, why in (risky or {}).items():
-        opts.update(parse_opts(syntax, "risk", why))
+        for name, o in parse_opts(syntax, "risk", why).items():
+            opts[name] = Opt(o.name, o.arg, "risk", why, why.startswith("writes"))
     return Spec(program, opts, **kw)  # type: ignore[arg-type]
 
 
@@ -84,6 +87,7 @@ class Parsed:
     operands: list[int] = field(default_factory=list)  # indexes into the args
     values: list[tuple[Role, int, str]] = field(default_factory=list)  # (role, index of the word, value)
     seen: set[str] = field(default_factory=set)  # canonical option names used
+    written: list[tuple[int, str]] = field(default_factory=list)  # (word index, file) a risky option writes
     sub: "Spec | None" = None
     sub_at: int = -1  # index of the subcommand word
 
@@ -106,6 +110,8 @@ def _long(s: Spec, args: list[str], i: int, out: Parsed) -> int:
     out.seen.add(opt.name)
     if opt.role == "risk":
         out.problem = f"{word if opt.name == name else f'{name} (read as {opt.name})'} {opt.why}"
+        if opt.writes and (eq or (opt.arg == "value" and i + 1 < len(args))):
+            out.written.append((i, value) if eq else (i + 1, args[i + 1]))
         return -1
     if opt.arg == "none" and eq:
         out.problem = f"option {name} takes no value"
@@ -143,6 +149,8 @@ def _short(s: Spec, args: list[str], i: int, out: Parsed) -> int:
         out.seen.add(opt.name)
         if opt.role == "risk":
             out.problem = f"-{c} {opt.why}"
+            if opt.writes and (chars[k + 1:] or i + 1 < len(args)):
+                out.written.append((i, chars[k + 1:]) if chars[k + 1:] else (i + 1, args[i + 1]))
             return -1
         if opt.arg in ("value", "optional"):
             if chars[k + 1:]:
@@ -189,7 +197,9 @@ def _finish(s: Spec, args: list[str], out: Parsed) -> None:
         out.problem = f"{s.program} needs a subcommand to be known"
     elif s.max_operands is not None and len(out.operands) > s.max_operands:
         out.problem = f"{s.program} with {len(out.operands)} operands " + (
-            "writes the last one" if s.max_operands else "is not known to be harmless")
+            "writes the last one" if s.writes_last else "is not known to be harmless")
+        if s.writes_last:
+            out.written.append((out.operands[-1], args[out.operands[-1]]))
     elif s.operands == "none" and out.operands:
         out.problem = f"{s.program} takes no operands here"
     elif s.check is not None:

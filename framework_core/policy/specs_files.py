@@ -218,7 +218,7 @@ FILES: list[Spec] = [
     spec("tr", "-c -C --complement -d --delete -s --squeeze-repeats -t --truncate-set1", operands="text",
          ok=("tr a-z A-Z",)),
     spec("uniq", "-c --count -d --repeated -D --all-repeated? -f= --skip-fields= --group? -i --ignore-case -s= "
-         "--skip-chars= -u --unique -z --zero-terminated -w= --check-chars=", max_operands=1,
+         "--skip-chars= -u --unique -z --zero-terminated -w= --check-chars=", max_operands=1, writes_last=True,
          ok=("uniq -c", "uniq names.txt"), ask=("uniq in.txt out.txt",)),
     spec("nl", "-b= --body-numbering= -d= --section-delimiter= -f= --footer-numbering= -h= --header-numbering= -i= "
          "--line-increment= -l= --join-blank-lines= -n= --number-format= -p --no-renumber -s= --number-separator= "
@@ -238,6 +238,7 @@ FILES: list[Spec] = [
     spec("hexdump", "-b -c -C -d -o -x -e= -f=:read -n= -s= -v -L?", abbrev=False, ok=("hexdump -C f",)),
     spec("xxd", "-a -autoskip -b -bits -C -capitalize -c= -cols= -E -EBCDIC -e -g= -groupsize= -i -include -l= "
          "-len= -n= -name= -o= -offset= -p -ps -postscript -plain -r -revert -d -s= -seek= -u -R=", max_operands=1,
+         writes_last=True,
          abbrev=False, cluster=False, ok=("xxd f", "xxd -l 64 f"), ask=("xxd -r dump.hex out.bin",)),
     spec("strings", "-a --all -d --data -f --print-file-name -n= --bytes= -t= --radix= -e= --encoding= -o -w "
          "--include-all-whitespace -s= --output-separator= -U= --unicode= -N", ok=("strings build/app",)),

@@ -12,6 +12,7 @@ from framework_core.policy.context import Ctx, Flow, Word, confirm, safe
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.redirects import feed, heredoc_input, is_input, read_source, write_target
 from framework_core.policy.simple import classify_words, is_lister
+from framework_core.policy.targets import resolve
 from framework_core.policy.words import ask, text_of, words_of
 
 SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", "test_operator", "regex"}
@@ -59,6 +60,8 @@ def _command(node: Any, ctx: Ctx, stdin: Flow = Flow(), script: str | None = Non
         if is_input(r) and r.type != "heredoc_redirect":
             stdin = stdin | read_source(r, ctx, walk)
     verdict, flow = classify_words(words, prefix, ctx)
+    if any(w.text.startswith(">(") and w.flow.runs_input for w in words):
+        flow = flow | Flow(runs_input=True)  # tee >(sh): what the command writes is run
     ctx.add(verdict, flow)
     feed(text_of(node)[:70], stdin, flow, ctx, script)
     out = flow | Flow(secret=stdin.secret)
@@ -99,7 +102,10 @@ def _remember(name: str, value: Word | None, ctx: Ctx) -> None:
     if value is None:
         return
     if not value.dynamic:
-        ctx.values[name] = (value.text,)
+        text = value.text
+        if value.tilde:  # bash expands ~ at the start of an assignment's value
+            text = resolve(value, ctx)[0].path or text
+        ctx.values[name] = (text,)
     if value.flow.secret:
         ctx.tainted[name] = value.flow.secret
     if value.flow.network:

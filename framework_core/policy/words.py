@@ -70,7 +70,8 @@ def _substitution(node: Any, ctx: Ctx, walk: Walker) -> Word:
         for c in named:
             flow = flow | walk(c, sub)
     ctx.absorb(sub)
-    return Word(raw, dynamic=True, flow=flow)
+    listed = sub.lister_seen and raw.startswith("$(") and all(v.level == Level.SAFE for v in sub.verdicts)
+    return Word(raw, dynamic=True, flow=flow, listed=listed)
 
 
 def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
@@ -96,7 +97,7 @@ def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
             flow = flow | p.flow
         return Word("".join(p.text for p in parts), any(p.dynamic for p in parts), quoted,
                     t == "concatenation" and parts[0].tilde, any(p.glob for p in parts), flow,
-                    tuple(n for p in parts for n in p.names))
+                    tuple(n for p in parts for n in p.names), len(parts) == 1 and parts[0].listed)
     if t in ("simple_expansion", "expansion"):
         return _expansion(node, raw, ctx, walk)
     if t in ("command_substitution", "process_substitution"):
@@ -169,4 +170,4 @@ def words_of(node: Any, ctx: Ctx, walk: Walker) -> list[Word]:
     texts = expand_braces(w.text) if not w.quoted and "{" in w.text else [w.text]
     if "IFS" in w.names and not w.quoted:
         texts = [part for t in texts for part in t.split(" ") if part]
-    return [Word(t, w.dynamic, w.quoted, w.tilde, w.glob, w.flow, w.names) for t in texts]
+    return [Word(t, w.dynamic, w.quoted, w.tilde, w.glob, w.flow, w.names, w.listed) for t in texts]
