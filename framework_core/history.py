@@ -49,18 +49,21 @@ def repair(messages: list[Message], started: Collection[str] | None = None) -> t
         out.append(msg)
         if msg.role != "assistant" or not msg.tool_calls:
             continue
+        # Results answer calls in order; two calls with one id (a server that numbers calls per reply) each
+        # keep their own result: a result goes to the first call with its id that has none yet.
         wanted = [c.request_id for c in msg.tool_calls]
-        answers: dict[str, Message] = {}
+        answers: dict[int, Message] = {}
         while i < len(messages) and messages[i].role == "tool_result":
             res = messages[i]
             i += 1
-            if res.tool_call_id in wanted and res.tool_call_id not in answers:
-                answers[res.tool_call_id or ""] = res
+            slot = next((k for k, rid in enumerate(wanted) if rid == res.tool_call_id and k not in answers), None)
+            if slot is not None:
+                answers[slot] = res
             else:
                 fixes.append(f"dropped a tool result with no matching call ({res.tool_call_id})")
-        for call in msg.tool_calls:
-            if call.request_id in answers:
-                out.append(answers[call.request_id])
+        for k, call in enumerate(msg.tool_calls):
+            if k in answers:
+                out.append(answers[k])
             else:
                 message, fix = _unanswered(call, started)
                 fixes.append(fix)

@@ -88,7 +88,7 @@ def map_sdk_error(exc: BaseException, provider: str, key_var: str | None, *, sta
         status = None  # any other error event inside a 200 stream is named by its type, never "HTTP 200"
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
-    if name in ("APITimeoutError",):
+    if name == "APITimeoutError" or name.endswith("Timeout"):  # the SDK's, or httpx's read timeout mid-stream
         return _timeout(provider, started, idle_timeout_s)
     detail = api_message(exc)
     if kind in QUOTA_TYPES or QUOTA_TEXT.search(detail):

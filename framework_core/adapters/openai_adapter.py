@@ -36,8 +36,10 @@ class OpenAIChatAdapter(SDKAdapter):
 
     def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
         reply = ChatStream(self.config.model)
+        started = False  # a stream that goes silent after it opened is not retried (see adapters/errors)
         try:
             stream = self.client.chat.completions.create(**self._params(messages, tools, system_prompt))
+            started = True
             with stream:
                 for chunk in stream:
                     yield from reply.feed(chunk)
@@ -46,7 +48,8 @@ class OpenAIChatAdapter(SDKAdapter):
             raise
         except Exception as exc:
             if type(exc).__module__.startswith(("openai", "httpx", "httpcore")):
-                raise map_sdk_error(exc, "openai-compatible API", self.config.api_key_env_var) from None
+                raise map_sdk_error(exc, "openai-compatible API", self.config.api_key_env_var, started=started,
+                                    idle_timeout_s=self.caps.idle_timeout_s) from None
             raise
         response = reply.response()
         if reply.finish is None:

@@ -97,8 +97,10 @@ class OpenAIResponsesAdapter(SDKAdapter):
 
     def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
         reply = _Reply()
+        started = False  # a stream that goes silent after it opened is not retried (see adapters/errors)
         try:
             stream = self._create(messages, tools, system_prompt)
+            started = True
             with stream:
                 for event in stream:
                     yield from self._on_event(event, reply, stream)
@@ -106,7 +108,8 @@ class OpenAIResponsesAdapter(SDKAdapter):
             raise
         except Exception as exc:
             if type(exc).__module__.startswith(("openai", "httpx", "httpcore")):
-                raise map_sdk_error(exc, "OpenAI Responses API", self.config.api_key_env_var) from None
+                raise map_sdk_error(exc, "OpenAI Responses API", self.config.api_key_env_var, started=started,
+                                    idle_timeout_s=self.caps.idle_timeout_s) from None
             raise
         response = self._response(reply)
         if reply.stop is None:

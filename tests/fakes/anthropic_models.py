@@ -31,7 +31,7 @@ FAKE = {
     "fake-model": FakeModel("fake-model"),
     "m": FakeModel("m"),  # the name the benchmarks send
     "fake-claude-sampling": FakeModel("fake-claude-sampling", sampling=True),
-    "fake-small-context": FakeModel("fake-small-context", context_window=6000, max_output=4096),
+    "fake-small-context": FakeModel("fake-small-context", context_window=6000),
 }
 
 

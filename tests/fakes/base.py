@@ -136,7 +136,12 @@ class FakeServerBase:
         if fault.retry_after is not None:
             headers["retry-after"] = str(fault.retry_after)
         headers["x-should-retry"] = "true" if fault.status in (429, 500, 502, 503, 529) else "false"
-        self.send_json(handler, fault.status, self.error_body(fault.status, f"injected {fault.status}"), headers)
+        body = self.error_body(fault.status, fault.message or f"injected {fault.status}")
+        if fault.error_type and isinstance(body.get("error"), dict):  # e.g. a 429 that is a quota, not a rate
+            body["error"]["type"] = fault.error_type
+            if "code" in body["error"]:
+                body["error"]["code"] = fault.error_type
+        self.send_json(handler, fault.status, body, headers)
 
     def start_sse(self, handler: BaseHTTPRequestHandler) -> None:
         handler.send_response(200)

@@ -26,10 +26,14 @@ class Fault:
     seconds: float = 0.0
     error_type: str = ""
     ping_every: float = 0.0
+    message: str = ""
 
     @classmethod
-    def http(cls, status: int, *, retry_after_ms: int | None = None, retry_after: float | None = None) -> "Fault":
-        return cls("status", status=status, retry_after_ms=retry_after_ms, retry_after=retry_after)
+    def http(cls, status: int, *, retry_after_ms: int | None = None, retry_after: float | None = None,
+             error_type: str = "", message: str = "") -> "Fault":
+        """An HTTP error answer; `error_type` / `message` replace the body's (e.g. 429 `insufficient_quota`)."""
+        return cls("status", status=status, retry_after_ms=retry_after_ms, retry_after=retry_after,
+                   error_type=error_type, message=message)
 
     @classmethod
     def drop_mid_stream(cls, after_chunks: int = 2) -> "Fault":

@@ -118,11 +118,13 @@ def test_truncated_stream_counts_as_cut(rig: Rig) -> None:
     assert rig.agent.session.messages[-1].meta.get("cut_off")
 
 
-def test_stall_past_timeout_is_retried_then_reported(rig: Rig) -> None:
-    rig.agent.config.retry.max_attempts = 2
-    rig.server.enqueue(Reply(fault=Fault.stall(2)), Reply(fault=Fault.stall(2)))
+def test_stall_after_the_stream_opened_is_reported_not_retried(rig: Rig) -> None:
+    """Silence after the response began may be a model thinking (and billing): no blind retry."""
+    rig.server.enqueue(Reply(fault=Fault.stall(2)), Reply(text="never sent"))
+    sent = len(rig.server.requests)
     outcome = rig.agent.run_turn("hi")
-    assert outcome.error and "timed out" in outcome.error
+    assert outcome.error and "stopped arriving" in outcome.error and "request_timeout_s" in outcome.error
+    assert not [e for e in rig.events if isinstance(e, RetryScheduled)] and len(rig.server.requests) == sent + 1
     assert is_valid(rig.agent.session.messages)
 
 

@@ -1,0 +1,82 @@
+"""Limits on both wires: a tool call cut by the output limit, quota errors, compaction inside a long tool loop
+(in the loop and in `-p`), all against fakes that enforce the APIs' rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from framework_core.compaction import TRIGGER, _estimate_request
+from framework_core.events import Notice, RetryScheduled, ToolCallFinished
+from framework_core.history import is_valid
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.script import Fault, Reply, ToolCallSpec
+from tests.integration.conftest import Rig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def read(path: str) -> ToolCallSpec:
+    return ToolCallSpec("readFile", {"path": path, "icerc_full_text": f"Intent: read\nCommand: read {path}"})
+
+
+def notices(rig: Rig) -> str:
+    return "\n".join(e.text for e in rig.events if isinstance(e, Notice))
+
+
+def test_a_tool_call_cut_by_the_output_limit_is_not_run_and_the_model_is_told(rig: Rig) -> None:
+    (rig.workspace / "ok.txt").write_text("fine\n")
+    write = ToolCallSpec("writeFile", {"path": "cut.txt", "content": "y" * 300, "icerc_full_text": "Intent: write"})
+    rig.server.enqueue(Reply(text="Reading, then writing.", tool_calls=[read("ok.txt"), write], stop="limit"),
+                       Reply(text="Understood, smaller pieces."))
+    outcome = rig.agent.run_turn("do both")
+    assert outcome.text == "Understood, smaller pieces." and not (rig.workspace / "cut.txt").exists()
+    ran = [e.request.tool_name for e in rig.events if isinstance(e, ToolCallFinished)]
+    assert ran == ["readFile"]  # the complete call ran; the cut one did not
+    last = rig.agent.session.messages[-2]
+    assert last.role == "tool_result" and "Not run" in last.content and "output limit" in last.content
+    assert "while writing a tool call" in notices(rig) and is_valid(rig.agent.session.messages)
+
+
+def test_an_exhausted_quota_is_reported_and_not_retried(rig: Rig) -> None:
+    rig.server.enqueue(Reply(fault=Fault.http(429, error_type="insufficient_quota",
+                                              message="You exceeded your current quota, please check your plan.")),
+                       Reply(text="never"))
+    sent = len(rig.server.requests)
+    outcome = rig.agent.run_turn("hi")
+    assert outcome.error and "quota or credit is used up" in outcome.error and "not retried" in outcome.error
+    assert not [e for e in rig.events if isinstance(e, RetryScheduled)] and len(rig.server.requests) == sent + 1
+    rig.server._queue.clear()
+
+
+def test_a_long_tool_loop_is_compacted_between_rounds(rig: Rig) -> None:
+    (rig.workspace / "big.txt").write_text(("0123456789" * 6 + "\n") * 200)  # ~12,200 characters
+    base = _estimate_request(rig.agent)
+    rig.agent.provider.max_tokens = 500
+    rig.agent.provider.context_window = int((base + 10_500) / TRIGGER)  # passed after about four reads
+    rig.server.enqueue(*[Reply(tool_calls=[read("big.txt")]) for _ in range(6)], Reply(text="Read it six times."))
+    outcome = rig.agent.run_turn("read big.txt six times")
+    assert outcome.text == "Read it six times." and outcome.error is None
+    assert "Compacted: trimmed" in notices(rig)
+    assert "old tool output trimmed" in json.dumps(rig.server.requests[-1])
+    assert is_valid(rig.agent.session.messages)
+
+
+def test_oneshot_compacts_inside_its_tool_loop_too(workspace: Path) -> None:
+    """`-p` runs the same loop: the compaction trigger fires between tool rounds there as well."""
+    (workspace / "big.txt").write_text(("0123456789" * 6 + "\n") * 200)
+    with FakeAnthropicServer() as server:
+        (workspace / "framework_config.yaml").write_text(
+            "llm_provider: claude\nllm_settings:\n  claude:\n    type: anthropic\n    model: claude-sonnet-5-5\n"
+            f"    base_url: {server.base_url}\n    api_key_env_var: ANTHROPIC_API_KEY\n    max_tokens: 500\n"
+            "    context_window: 16000\n")
+        server.enqueue(*[Reply(tool_calls=[read("big.txt")]) for _ in range(6)], Reply(text="Six reads done."))
+        env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+        env["ANTHROPIC_API_KEY"] = "k"
+        r = subprocess.run([sys.executable, str(ROOT / "run_framework.py"), "--no-mcp", "-p", "read it six times"],
+                           cwd=workspace, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "Six reads done." in r.stdout and "Compacted: trimmed" in r.stderr
