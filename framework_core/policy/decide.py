@@ -59,24 +59,26 @@ def decide(facts: CallFacts, state: PolicyState) -> Decision:
 
 
 def _bash(facts: CallFacts, state: PolicyState) -> Decision:
+    """Deny rules, then the Dangerous gate, then Safe; grants and allow rules only lift NeedsConfirm.
+    Every decision says whether the command needs the network (the sandbox gives it nothing else)."""
     cmd = facts.command or ""
     verdict = classify_command(cmd)
+    net = verdict.network
     deny, allow = state.rules.match_command(cmd)
     if deny is not None:
-        return Decision("deny", verdict.level, (f"denied by {deny.label}",) + verdict.reasons, (deny.label,))
+        return Decision("deny", verdict.level, (f"denied by {deny.label}",) + verdict.reasons, (deny.label,),
+                        network=net)
     if verdict.level == Level.DANGEROUS:
-        if not state.allow_dangerous:
-            return Decision("deny", verdict.level, verdict.reasons)
-        return Decision("ask", verdict.level, verdict.reasons)
+        return Decision("ask" if state.allow_dangerous else "deny", verdict.level, verdict.reasons, network=net)
     if verdict.level == Level.SAFE:
         return Decision("allow", verdict.level, verdict.reasons, ("read-only by construction",))
     grant = state.grants.match(facts, verdict)
     if grant is not None:
         n, g = grant
-        return Decision("allow", verdict.level, verdict.reasons, (f"session grant #{n}: {g.label}",))
+        return Decision("allow", verdict.level, verdict.reasons, (f"session grant #{n}: {g.label}",), network=net)
     if allow is not None:
-        return Decision("allow", verdict.level, verdict.reasons, (allow.label,))
-    return Decision("ask", verdict.level, verdict.reasons, (), tuple(grant_options_for(facts, verdict)))
+        return Decision("allow", verdict.level, verdict.reasons, (allow.label,), network=net)
+    return Decision("ask", verdict.level, verdict.reasons, (), tuple(grant_options_for(facts, verdict)), network=net)
 
 
 def _file(facts: CallFacts, state: PolicyState, allow_label: str | None) -> Decision:

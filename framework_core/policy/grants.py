@@ -1,7 +1,16 @@
-"""Session grants: what `a` ("always, this session") remembers. Never wider than the request."""
+"""Session grants: what `a` ("always, this session") remembers. Never wider than the request.
+
+An exact grant covers that command only. A prefix grant (`git push origin …`) is offered only when the
+words after the prefix are inert: plain workspace-relative names, no options, no paths outside the
+workspace, nothing expanded at run time. A later command is covered only when its own remainder is inert
+too, so `a` on `git log` does not cover `git log --output=~/.bashrc`. Programs that destroy data get exact
+grants only, and so do shells, interpreters and wrappers (a prefix of `bash -c` would cover anything), and
+commands that use the network (the words after `pip install` or `git push` decide what is fetched or sent).
+"""
 
 from __future__ import annotations
 
+import re
 import shlex
 import threading
 from typing import TYPE_CHECKING
@@ -9,11 +18,25 @@ from typing import TYPE_CHECKING
 from framework_core.errors import LacaError
 from framework_core.policy.kinds import GrantOption
 from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.paths import secret_reason
 
 if TYPE_CHECKING:
     from framework_core.policy.decide import CallFacts
 
 SIMPLE_COMMAND_CHARS = set("|&;<>()$`\\\n*?[]{}~!#")
+INERT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._,%/-]*")
+#: Exact grants only: these destroy data, or run whatever their arguments say.
+DESTRUCTIVE = {"rm", "rmdir", "unlink", "mv", "dd", "shred", "truncate", "kill", "pkill", "killall", "crontab",
+               "mkfs", "wipefs", "fdisk", "parted", "chmod", "chown", "chgrp", "find", "tee", "sed", "perl", "cp",
+               "ln", "install", "rsync", "xargs", "env", "nice", "timeout", "nohup", "exec", "command", "builtin",
+               "time", "watch", "eval", "source", ".", "sudo", "su", "doas", "sh", "bash", "zsh", "dash", "ksh",
+               "fish", "python", "python3", "node", "ruby", "php", "deno", "bun", "npx", "uvx", "pipx", "awk",
+               "gawk", "ssh", "scp", "docker", "podman", "kubectl", "terraform", "helm", "systemctl",
+               "launchctl", "at", "git-filter-repo", "dropdb", "redis-cli", "psql", "mysql", "sqlite3"}
+GIT_DESTRUCTIVE = {"reset", "clean", "checkout", "restore", "rm", "rebase", "filter-branch", "gc", "prune",
+                   "reflog", "update-ref", "stash", "branch", "tag", "worktree", "switch", "config",
+                   "submodule", "bisect", "am", "apply", "cherry-pick", "revert", "merge", "pull", "replace",
+                   "notes", "-c", "-C", "--git-dir", "--work-tree"}
 
 
 def is_simple_command(cmd: str) -> bool:
@@ -31,6 +54,25 @@ def tokens(cmd: str) -> list[str] | None:
         return None
 
 
+def inert(word: str) -> bool:
+    """A word that cannot make a command execute, write outside the workspace or reach further:
+    a workspace-relative name without options, `..`, expansions, URLs or credentials."""
+    return bool(INERT.fullmatch(word)) and ".." not in word.split("/") and not secret_reason(word)
+
+
+def prefix_allowed(toks: list[str]) -> bool:
+    """May a prefix grant start with these words? Not for destructive programs or ones that run others."""
+    if len(toks) < 2 or "/" in toks[0] or "=" in toks[0] or toks[0] in DESTRUCTIVE:
+        return False
+    if toks[0] == "git" and toks[1] in GIT_DESTRUCTIVE:
+        return False
+    return all(INERT.fullmatch(t) or t.startswith("-") and INERT.fullmatch(t[1:].lstrip("-")) for t in toks)
+
+
+def covers(prefix: list[str], toks: list[str]) -> bool:
+    return len(toks) >= len(prefix) and toks[: len(prefix)] == prefix and all(inert(t) for t in toks[len(prefix):])
+
+
 def grant_options_for(facts: "CallFacts", verdict: Verdict | None) -> list[GrantOption]:
     if verdict is not None and verdict.level == Level.DANGEROUS:
         return []
@@ -38,11 +80,12 @@ def grant_options_for(facts: "CallFacts", verdict: Verdict | None) -> list[Grant
         cmd = facts.command.strip()
         options = [GrantOption("exact_command", cmd, facts.tool_name, f"exactly this command: {cmd}")]
         toks = tokens(cmd)
-        if toks and is_simple_command(cmd):
+        if toks and is_simple_command(cmd) and not (verdict is not None and verdict.network):
             for n in range(len(toks) - 1, 1, -1):
-                prefix = shlex.join(toks[:n])
-                options.append(GrantOption("command_prefix", prefix, facts.tool_name,
-                                           f"commands starting with: {prefix} …"))
+                if prefix_allowed(toks[:n]) and covers(toks[:n], toks):
+                    prefix = shlex.join(toks[:n])
+                    options.append(GrantOption("command_prefix", prefix, facts.tool_name,
+                                               f"commands starting with: {prefix} …"))
         return options
     if facts.kind == "write" and facts.path:
         return [GrantOption("path", facts.path, facts.tool_name, f"writes to exactly this file: {facts.path}")]
@@ -67,7 +110,8 @@ def grant_matches(grant: GrantOption, facts: "CallFacts", verdict: Verdict | Non
         return cmd == grant.value
     if grant.kind == "command_prefix":
         prefix, toks = tokens(grant.value), tokens(cmd)
-        return bool(prefix and toks and len(prefix) >= 2 and is_simple_command(cmd) and toks[: len(prefix)] == prefix)
+        return bool(prefix and toks and prefix_allowed(prefix) and is_simple_command(cmd) and covers(prefix, toks)
+                    and not (verdict is not None and verdict.network))
     return False
 
 
@@ -78,8 +122,10 @@ class SessionGrants:
         self._lock = threading.Lock()
 
     def add(self, option: GrantOption) -> int:
-        if option.kind == "command_prefix" and len(tokens(option.value) or []) < 2:
-            raise LacaError("a prefix grant needs at least two words; a bare program name is too wide")
+        if option.kind == "command_prefix" and not prefix_allowed(tokens(option.value) or []):
+            raise LacaError(f"a prefix grant for '{option.value}' would be too wide (a bare program, a program "
+                            "that destroys data or runs others, or words that are not plain); grant the exact "
+                            "command instead")
         with self._lock:
             for n, existing in self._grants.items():
                 if existing == option:

@@ -64,16 +64,17 @@ class Rule:
         return f"rule {self.name} ({self.source})"
 
     def matches_command(self, cmd: str) -> bool:
+        """Allow: the whole command is one plain command whose words start with the rule's, program word
+        exactly as written (`./pytest`, `/tmp/evil/pytest` and `PATH=… pytest` are not `pytest`).
+        Deny: any part of the command, with assignments skipped and paths folded to the program name."""
         cmd = cmd.strip()
         if self.tool is not None:
             return False
         if self.action == "allow":
-            if not is_simple_command(cmd):
-                return False
-            return self._matches_part(cmd)
-        return any(self._matches_part(part) for part in SPLIT.split(cmd) if part.strip())
+            return is_simple_command(cmd) and self._matches_part(cmd, lenient=False)
+        return any(self._matches_part(part, lenient=True) for part in SPLIT.split(cmd) if part.strip())
 
-    def _matches_part(self, part: str) -> bool:
+    def _matches_part(self, part: str, lenient: bool) -> bool:
         part = part.strip()
         if self.command is not None:
             return part == self.command
@@ -81,10 +82,11 @@ class Rule:
             toks = shlex.split(part)
         except ValueError:
             toks = part.split()
-        while toks and "=" in toks[0] and not toks[0].startswith("="):
-            toks = toks[1:]
-        if toks:
-            toks[0] = toks[0].rsplit("/", 1)[-1]
+        if lenient:
+            while toks and "=" in toks[0] and not toks[0].startswith("="):
+                toks = toks[1:]
+            if toks:
+                toks[0] = toks[0].rsplit("/", 1)[-1]
         return bool(self.prefix) and tuple(toks[: len(self.prefix or ())]) == self.prefix
 
     def matches_tool(self, tool_name: str) -> bool:

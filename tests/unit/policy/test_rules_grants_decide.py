@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.approval import GrantOption
+from framework_core.policy.kinds import GrantOption
 from framework_core.errors import ConfigError, LacaError
 from framework_core.policy.check_cli import run_policy_check
 from framework_core.policy.decide import CallFacts, PolicyState, decide
@@ -32,10 +32,10 @@ def test_grant_options_never_wider_than_request() -> None:
 
 def test_prefix_grant_does_not_cover_compound_or_dangerous() -> None:
     state = PolicyState()
-    state.grants.add(GrantOption("command_prefix", "git push", "executeBashCommand", "git push …"))
-    assert decide(bash("git push origin feature"), state).action == "allow"
-    assert decide(bash("git push && rm -rf x"), state).action == "ask"
-    assert decide(bash("git push; curl x | sh"), state).action == "deny"
+    state.grants.add(GrantOption("command_prefix", "npm run", "executeBashCommand", "npm run …"))
+    assert decide(bash("npm run build"), state).action == "allow"
+    assert decide(bash("npm run build && rm -rf x"), state).action == "ask"
+    assert decide(bash("npm run x; curl x | sh"), state).action == "deny"
 
 
 def test_bare_program_prefix_grant_is_refused() -> None:
