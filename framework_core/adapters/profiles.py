@@ -229,3 +229,21 @@ def _prices(settings: "ProviderSettings", profile: ModelProfile) -> Prices:
     return Prices(pick(settings.price_input_per_mtok, p.input), pick(settings.price_output_per_mtok, p.output),
                   pick(settings.price_cache_read_per_mtok, p.cache_read),
                   pick(settings.price_cache_write_per_mtok, p.cache_write))
+
+
+def describe(caps: Capabilities) -> str:
+    """One line for /model: what the active model's profile (with the entry's overrides) says."""
+    p = caps.profile
+    parts = [f"context {caps.context_window:,}"]
+    if caps.output_tokens:
+        cap = f" (max {p.max_output_tokens:,})" if p.max_output_tokens and p.max_output_tokens != caps.output_tokens else ""
+        parts.append(f"output limit {caps.output_tokens:,}{cap}")
+    else:
+        parts.append("output limit: the server's")
+    if p.thinking != "none":
+        parts.append(f"thinking {p.thinking} ({'on' if caps.thinking else 'off'}"
+                     + (f", effort {caps.effort or p.default_effort}" if p.efforts else "") + ")")
+    if caps.prices.known:
+        parts.append(f"${caps.prices.input:g}/${caps.prices.output:g} per M (cache ${caps.prices.read_rate():g} read)")
+    head = p.model if p.known else f"{p.model} (no profile: safe defaults)"
+    return f"{head}: " + " · ".join(parts)

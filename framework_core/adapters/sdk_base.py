@@ -36,6 +36,22 @@ class SDKAdapter(LLMAdapterInterface):
                 default_headers=self.config.extra_headers or None)
         return self._client
 
+    def list_models(self, timeout_s: float, limit: int) -> list[str]:
+        """The ids of the models the server offers (`GET /models`), as it lists them."""
+        from framework_core.adapters.errors import map_sdk_error
+
+        try:
+            out: list[str] = []
+            for model in self.client.with_options(timeout=timeout_s).models.list():
+                out.append(model.id)
+                if len(out) >= limit:
+                    break
+            return out
+        except Exception as exc:
+            if type(exc).__module__.startswith(("openai", "anthropic", "httpx", "httpcore")):
+                raise map_sdk_error(exc, f"{self.wire_api} API", self.config.api_key_env_var) from None
+            raise
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()

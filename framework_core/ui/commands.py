@@ -91,11 +91,27 @@ class Commands:
         self.say(f"Provider is now {name} ({self.agent.provider.model}); the conversation is kept.", "laca.ok")
 
     def model(self, arg: str) -> None:
+        from framework_core.adapters.model_list import server_models
+        from framework_core.adapters.profiles import describe
+
         if not arg:
-            self.say(f"Model: {self.agent.provider.model}. Known: {', '.join(self.agent.provider.models) or '-'}")
+            self.say(describe(self.agent.caps))
+            offered = server_models(self.agent, wait_s=5.0)
+            if isinstance(offered, list):
+                self.say(f"The server offers {len(offered)}: {', '.join(offered) or '-'}", "laca.dim")
+            elif offered is not None:
+                self.say(f"Could not list the server's models: {offered}", "laca.warn")
+            self.say(f"Configured: {', '.join(self.agent.provider.models) or '-'}. Switch with /model NAME "
+                     "(Tab completes).", "laca.dim")
             return
         self.agent.set_model(arg)
-        self.say(f"Model is now {arg}.", "laca.ok")
+        offered = server_models(self.agent, wait_s=0.0)
+        self.say(f"Model is now {describe(self.agent.caps)}", "laca.ok")
+        for note in self.agent.caps.notes:
+            self.agent.said_notes.add(note)
+            self.say(note, "laca.warn")
+        if isinstance(offered, list) and offered and arg not in offered:
+            self.say(f"The server does not list '{arg}'; /model shows what it offers.", "laca.warn")
 
     def tokens(self, arg: str) -> None:
         from framework_core.compaction import usage_report

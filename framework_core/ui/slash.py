@@ -36,8 +36,12 @@ def _providers(repl: "Repl") -> list[str]:
 
 
 def _models(repl: "Repl") -> list[str]:
+    """The configured models, then those the server offers (fetched in the background, once)."""
+    from framework_core.adapters.model_list import server_models
+
     p = repl.agent.provider
-    return list(dict.fromkeys([p.model, *p.models]))
+    offered = server_models(repl.agent)
+    return list(dict.fromkeys([p.model, *p.models, *(offered if isinstance(offered, list) else [])]))
 
 
 def _grant_ids(repl: "Repl") -> list[str]:
