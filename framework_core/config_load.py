@@ -202,8 +202,7 @@ def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], giv
     def decision(layer: dict[str, Any]) -> tr.TrustDecision:
         if not made:
             listed = data.get("trusted_workspaces") or []
-            trust_all = overrides.trust or any(Path(os.path.expanduser(str(p))).resolve() == workspace
-                                               for p in listed if isinstance(p, str))
+            trust_all = overrides.trust or tr.listed_by_user(workspace, listed if isinstance(listed, list) else [])
             additions = [a for a, _ in tr.config_additions(layer)] + tr.file_additions(workspace)
             made.append(given or tr.decide(workspace, additions, tr.default_store(), trust_all=trust_all))
         return made[0]

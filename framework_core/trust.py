@@ -223,6 +223,26 @@ class TrustStore:
         os.replace(tmp, self.path)
 
 
+def listed_by_user(workspace: Path, listed: Iterable[Any]) -> bool:
+    """Whether the user's own `trusted_workspaces` names this workspace."""
+    return any(Path(os.path.expanduser(p)).resolve() == workspace.resolve() for p in listed if isinstance(p, str))
+
+
+def trusted_by_user_config(workspace: Path) -> bool:
+    """Read only the user's config file for `trusted_workspaces` (cheap; a broken file is reported later)."""
+    from framework_core.config_load import user_config_path
+    from framework_core.yaml_load import load_yaml_mapping
+
+    path = user_config_path()
+    if not path.is_file():
+        return False
+    try:
+        listed = load_yaml_mapping(path).data.get("trusted_workspaces") or []
+    except (ConfigError, AttributeError):
+        return False
+    return listed_by_user(workspace, listed if isinstance(listed, list) else [])
+
+
 def default_store() -> TrustStore:
     from framework_core.config_load import user_data_dir
 

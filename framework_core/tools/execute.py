@@ -35,13 +35,15 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
                   budget_chars=ctx.settings.output_budget_chars, cancel=ctx.cancel, on_output=ctx.on_output)
     if sandbox is None:
         return Executed(run_command(command, **kwargs), "off")  # type: ignore[arg-type]
-    with sandbox.launch(cwd=cwd, writes=scope.writes, network=scope.network and not scope.preview,
-                        unsandboxed=scope.unsandboxed) as launch:
-        out = run_command(command, wrapper=launch.argv, pass_fds=launch.pass_fds, **kwargs)  # type: ignore[arg-type]
+    launch: Launch | None = None
     try:
+        with sandbox.launch(cwd=cwd, writes=scope.writes, network=scope.network and not scope.preview,
+                            unsandboxed=scope.unsandboxed) as launch:
+            out = run_command(command, wrapper=launch.argv, pass_fds=launch.pass_fds, **kwargs)  # type: ignore[arg-type]
         landed = land(launch, ctx, command) if launch.upper is not None else None
-    finally:
-        sandbox.discard(launch)
+    finally:  # also on Ctrl-C: an interrupted command's overlay is dropped, nothing of it lands
+        if launch is not None:
+            sandbox.discard(launch)
     mode = launch.mode or "off"
     notes: list[str] = []
     if launch.mode is not None and out.stderr:  # `a; b` may exit 0 after the sandbox stopped `a`

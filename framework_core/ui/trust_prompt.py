@@ -66,11 +66,11 @@ def trust_panel(workspace: Path, pending: list["Pending"]) -> Panel:
 def review_workspace(workspace: Path, overrides: "Overrides", console: Console, *, pt_input: Any = None,
                      pt_output: Any = None) -> None:
     """Ask about new or changed additions; a yes is remembered, a no leaves them out of this session."""
-    from framework_core.trust import default_store
+    from framework_core.trust import default_store, trusted_by_user_config
     from framework_core.ui.keys import ask_key
 
-    if overrides.trust:
-        return  # load_config trusts and records them
+    if overrides.trust or trusted_by_user_config(workspace):
+        return  # the config load trusts and records them
     store = default_store()
     pending = pending_for(workspace.resolve(), store)
     if not pending:

@@ -67,7 +67,8 @@ def test_kill_9_mid_batch_then_continue_keeps_finished_results(spawn, fake_opena
     child.sendline("make three files")
     approve(child, "call 1 of 3")
     approve(child, "call 2 of 3")
-    assert wait_until(lambda: (workspace / "f2").exists() and processes_running("sleep 317.25"))
+    # the command runs in the sandbox's overlay: f2 lands only if it finishes, so wait for its process
+    assert wait_until(lambda: processes_running("sleep 317.25"))
     os.kill(child.pid, signal.SIGKILL)
     child.expect(pexpect.EOF)
     assert wait_until(lambda: not processes_running("sleep 317.25"), 10), "the running command outlived LACA"
@@ -79,7 +80,7 @@ def test_kill_9_mid_batch_then_continue_keeps_finished_results(spawn, fake_opena
     fake_openai.enqueue(Reply(text="resumed ok"))
     again.sendline("where were we?")
     again.expect_exact("resumed ok")
-    results = tool_results(fake_openai.requests[-1]["messages"])
+    results = tool_results(fake_openai.sent_messages())
     assert results["c1"]["status"] == "success" and results["c1"]["exit_code"] == 0
     assert results["c2"]["status"] == "error" and "outcome is unknown" in results["c2"]["message"]
     assert results["c3"]["status"] == "error" and "not run" in results["c3"]["message"]
@@ -106,7 +107,7 @@ def test_two_terminals_on_one_session_refuse_then_fork(spawn, fake_openai, works
     first.sendline("and cherry")
     first.expect_exact("You said")
     first.expect_exact(PROMPT)
-    sent = [m["content"] for m in fake_openai.requests[-1]["messages"] if m["role"] == "user"]
+    sent = [m["content"] for m in fake_openai.sent_messages() if m["role"] == "user"]
     assert sent == ["remember mango", "and cherry"]  # the first session never saw the fork's turn
     for child in (first, second):
         child.sendline("/exit")

@@ -105,3 +105,16 @@ def test_the_users_own_config_trusts_a_workspace(untrusted_workspace: Path, isol
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text(f"trusted_workspaces: [{str(untrusted_workspace)!r}]\n")
     assert "srv" in mcp_servers(load_config(untrusted_workspace, Overrides()))
+
+
+def test_the_repl_does_not_ask_about_a_workspace_the_users_config_trusts(untrusted_workspace: Path,
+                                                                         isolated_env: Path) -> None:
+    from framework_core.ui.trust_prompt import review_workspace
+
+    clone(untrusted_workspace)
+    user = isolated_env / ".config" / "laca" / "config.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(f"trusted_workspaces: [{str(untrusted_workspace)!r}]\n")
+    out = StringIO()
+    review_workspace(untrusted_workspace, Overrides(), Console(file=out))  # would block on a key if it asked
+    assert out.getvalue() == ""

@@ -52,7 +52,9 @@ def engine(ws: Path, home: Path, answers=(), *, profile="workspace-write", env=N
     approver = ScriptedApprover(answers)
     base = {"PATH": os.environ["PATH"], "HOME": str(home), **GIT_ENV, **(env or {})}
     sandbox = Sandbox(profile, ws.resolve(), home=home, use_overlay=overlay, bwrap=bwrap)
-    policy = PolicyState(rules=rules) if rules else None
+    # allow_dangerous: Dangerous commands ask instead of being blocked, so these tests can approve what the policy
+    # already refuses and show that the sandbox holds for a mistaken "y" too
+    policy = PolicyState(rules=rules or RuleSet(), allow_dangerous=True)
     teps = TEPSEngine({}, workspace=ws, approver=approver, env=base, sandbox=sandbox, policy=policy)
     return teps, approver
 
@@ -119,7 +121,7 @@ def test_safe_command_sees_the_workspace_read_only(ws: Path, home: Path) -> None
 
 def test_laca_environment_is_invisible_to_commands(ws: Path, home: Path, monkeypatch) -> None:
     monkeypatch.setenv("LACA_TEST_PROVIDER_API_KEY", "sk-this-must-not-leak")
-    teps, _ = engine(ws, home)
+    teps, _ = engine(ws, home, ["y"])  # reading another process's environment asks
     out = run(teps, "cat /proc/$PPID/environ /proc/1/environ | tr '\\0' '\\n'")["data"]
     assert "sk-this-must-not-leak" not in out["stdout"] + out["stderr"]
 
