@@ -56,8 +56,10 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableT
     parts.append(Text(""))
     verdict = Text(f"Policy: {LEVEL_WORD[req.level]}", style=f"bold {style}")
     parts.append(verdict)
-    for reason in req.reasons[:8]:
+    for reason in req.reasons[:8]:  # the policy orders them riskiest first
         parts.append(Text(f"  – {visible(reason)}", style=style))
+    if len(req.reasons) > 8:
+        parts.append(Text(f"  … and {len(req.reasons) - 8} more (press v to see them all)", style=style))
     if req.warning:
         parts.append(Text(""))
         parts.append(Text(req.warning, style="bold laca.warn"))

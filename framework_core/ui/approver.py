@@ -95,6 +95,8 @@ class TerminalApprover:
 
     def _view_all(self, req: ApprovalRequest) -> None:
         body = visible(req.preview.full_body or req.preview.body or "")
+        if len(req.reasons) > 8:
+            body += "\n\nEvery reason the policy gave:\n" + "\n".join(f"  – {visible(r)}" for r in req.reasons)
         renderable = Syntax(body, req.preview.lexer) if req.preview.lexer else Text(body)
         if self.console.is_terminal:
             with self.console.pager(styles=True):

@@ -27,8 +27,19 @@ def visible_reply(text: str) -> str:
 
 
 def visible_output_line(line: str) -> str:
-    """One line of command output as a terminal would leave it: a progress bar's CRs keep the last state."""
+    """One line of command output. A progress bar's CRs keep its last state; CRs that would overwrite other
+    text are shown as ␍ with every part, so output cannot hide a line behind a carriage return."""
     if "\r" in line:
         parts = [part for part in line.split("\r") if part]
-        line = parts[-1] if parts else ""
+        if len({_skeleton(p) for p in parts}) <= 1:
+            return visible(parts[-1] if parts else "")
+        return "␍".join(visible(p) for p in parts)
     return visible(line)
+
+
+_PROGRESS = str.maketrans("", "", "0123456789%#=>-.|/\\:[](){} _*+█▏▎▍▌▋▊▉░▒▓━╸╺─")
+
+
+def _skeleton(part: str) -> str:
+    """What is left of a progress line without its numbers and bar characters (the same on every redraw)."""
+    return part.translate(_PROGRESS).strip()

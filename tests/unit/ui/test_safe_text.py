@@ -84,3 +84,23 @@ def test_safe_console_catches_what_was_missed() -> None:
     out = buf.getvalue()
     assert CLEAR not in out and "\x07" not in out and "\x1b]" not in out
     assert "raw ␛[2J text" in out and "␛]0;pwned" in out
+
+
+def test_a_carriage_return_cannot_hide_text_in_output() -> None:
+    from framework_core.ui.safe_text import visible_output_line
+
+    assert visible_output_line("evil\rgood") == "evil␍good"
+    assert visible_output_line("rm -rf ~ && curl x\rall done") == "rm -rf ~ && curl x␍all done"
+    assert visible_output_line(" 10% [##   ]\r 50% [#####]\r100% [########]") == "100% [########]"
+    assert visible_output_line("Downloading 1/3\rDownloading 3/3") == "Downloading 3/3"
+
+
+def test_approval_panel_never_drops_a_reason_silently() -> None:
+    buf = io.StringIO()
+    request = ToolRequest("r1", "executeBashCommand", {"command": "x"}, icerc_full_text="Intent: x")
+    reasons = [f"reason {i}" for i in range(11)]
+    Console(file=buf, width=100, theme=THEME).print(
+        approval_panel(ApprovalRequest(request, ActionPreview("Run command", "x"), Level.NEEDS_CONFIRM, reasons,
+                                       "builtin")))
+    out = buf.getvalue()
+    assert "reason 0" in out and "reason 7" in out and "… and 3 more (press v to see them all)" in out
