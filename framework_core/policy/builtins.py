@@ -146,6 +146,11 @@ def builtin(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
         why = _read(argv)
         return confirm(argv, why) if why else safe(argv, "reads a line into variables")
     if name == "set":
+        if "--" in args:  # set -- words: "$@" is now these words
+            rest = words[argv.index("--") + 1:]
+            ctx.arrays.pop("@", None)
+            if not any(w.dynamic for w in rest):
+                ctx.arrays["@"] = tuple((resolve(w, ctx)[0].path or w.text) if w.tilde else w.text for w in rest)
         why = _set(argv)
         return confirm(argv, why) if why else safe(argv, "sets shell options for this command")
     if name == "jobs":

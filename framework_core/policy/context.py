@@ -3,6 +3,7 @@ bash itself carries from one statement to the next (working directory, variables
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Callable
@@ -48,6 +49,8 @@ class Ctx:
     tainted: dict[str, str] = field(default_factory=dict)  # variables (or files) holding a secret: what secret
     downloaded: set[str] = field(default_factory=set)  # files written from the network in this command
     fetched: set[str] = field(default_factory=set)  # variables holding what the network returned
+    net_fds: set[str] = field(default_factory=set)  # file descriptors opened on /dev/tcp or /dev/udp
+    arrays: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arrays (and "@") with static words
     flow: Flow = Flow()  # everything this code does, merged
     stdin_lister: bool = False  # the command's input is file names listed by a read-only command
     lister_seen: bool = False  # this code lists file names (for the next pipeline stage)
@@ -56,7 +59,7 @@ class Ctx:
     def child(self) -> "Ctx":
         """A subshell: sees the state, its own changes do not come back."""
         return Ctx(self.depth, [], self.cwd, dict(self.values), dict(self.tainted), set(self.downloaded),
-                   set(self.fetched), Flow(), False, False, self.recurse)
+                   set(self.fetched), set(self.net_fds), dict(self.arrays), Flow(), False, False, self.recurse)
 
     def nested(self, code: str) -> tuple[Verdict, Flow]:
         """Classify code this command runs (bash -c, eval, find -exec …) one level deeper."""
@@ -76,8 +79,16 @@ class Ctx:
         self.flow = self.flow | other.flow
 
 
+SAFE_WORD = re.compile(r"[~\w@%+=:,./*?-]+")
+
+
+def shell_join(argv: list[str]) -> str:
+    """Words back into shell text for nested classification; a leading ~ stays unquoted (it still expands)."""
+    return " ".join(a if SAFE_WORD.fullmatch(a) else shlex.quote(a) for a in argv)
+
+
 def seg(argv: list[str]) -> str:
-    text = shlex.join(argv)
+    text = shell_join(argv)
     return text if len(text) <= 70 else text[:67] + "…"
 
 

@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-import shlex
-
-from framework_core.policy.context import Ctx, Word, confirm, danger, safe
+from framework_core.policy.context import Ctx, Word, confirm, danger, safe, shell_join
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.paths import deletion_reason
 from framework_core.policy.targets import resolve
@@ -60,11 +58,18 @@ def find(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
     return Verdict.combine(verdicts)
 
 
+DESTROYS = {"rm", "unlink", "shred", "truncate", "mv", "chmod", "chown", "dd"}
+
+
 def _exec(argv: list[str], inner: list[str], starts: list[str], ctx: Ctx) -> list[Verdict]:
     runs = confirm(argv, "find -exec runs a command on each match")
     if not inner:
         return [runs]
-    codes = [shlex.join([start if a == "{}" else a for a in inner]) for start in starts]
+    if inner[0].rsplit("/", 1)[-1] in DESTROYS and "{}" in inner:
+        what = next((deletion_reason(s) for s in starts if deletion_reason(s)), None)
+        if what:  # every file below the start, one by one: as bad as a recursive delete
+            return [danger(argv, f"runs {inner[0]} on every file in {what}")]
+    codes = [shell_join([start if a == "{}" else a for a in inner]) for start in starts]
     out = [runs]
     for code in codes:
         verdict, _ = ctx.nested(code)

@@ -7,19 +7,17 @@ pipes: `curl … | sh` (or `| $SHELL`, `| python3 -`, `| make -f -`) runs what t
 
 from __future__ import annotations
 
-import shlex
-
-from framework_core.policy.context import Ctx, Flow, Word, confirm, danger
+from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, shell_join
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.targets import resolve
+from framework_core.policy.words import static_output
 
 #: Shells that read no start-up file for `-c` (zsh reads ~/.zshenv, a login shell its profile).
 PLAIN_SHELLS = {"sh", "bash", "dash"}
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh", "busybox", "rbash"}
 LANGS = {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
          "Rscript", "R", "deno", "bun", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "jshell",
-         "julia", "ghci", "runghc", "guile", "racket", "sbcl", "clisp", "gawk", "dc", "m4", "sqlite3", "psql",
-         "mysql", "ed", "ex", "vim", "nvim", "vi", "gdb", "lldb", "jq-shell"}
+         "julia", "ghci", "runghc", "guile", "racket", "sbcl", "clisp", "sqlite3", "psql", "mysql", "gdb", "lldb"}
 CODE_OPTS = {"python": ("-c", "-m"), "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval",
              "--print", "-r", "--require", "--import"), "php": ("-r", "-B", "-R", "-E", "-F"), "lua": ("-e", "-l"),
              "Rscript": ("-e",), "deno": ("eval", "run", "repl"), "bun": ("-e", "--eval", "run", "x"),
@@ -76,8 +74,12 @@ def _script(argv: list[str], words: list[Word], idx: int, ctx: Ctx) -> tuple[Ver
     w = words[idx]
     if w.flow.network:
         return danger(argv, f"runs a script that {argv[0]} reads from the network"), Flow()
+    printed = static_output(w.text[2:-1]) if w.text.startswith("<(") and w.text.endswith(")") else None
+    if printed is not None and argv[0] in SHELLS | {"source", "."}:  # bash <(echo 'rm -rf ~')
+        inner, flow = ctx.nested(printed)
+        return Verdict.combine([inner, confirm(argv, f"{argv[0]} runs a generated script")]), flow
     for t in resolve(w, ctx):
-        if t.path in ctx.downloaded:
+        if any(t.path == d or t.path.startswith(d.rstrip("/") + "/") for d in ctx.downloaded):
             return danger(argv, f"runs {w.text}, which this command downloaded"), Flow()
     return confirm(argv, f"{argv[0]} runs the script {w.text}"), Flow()
 
@@ -144,9 +146,8 @@ def watch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     args = argv[1:]
     i = 0
     while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in ("-n", "--interval", "-d", "-q", "--equexit", "-c") and args[i] in ("-n", "--interval") \
-            else 1
-    inner, flow = ctx.nested(shlex.join(args[i:]) if "-x" in args or "--exec" in args else " ".join(args[i:]))
+        i += 2 if args[i] in ("-n", "--interval", "-q", "--equexit") else 1
+    inner, flow = ctx.nested(shell_join(args[i:]) if "-x" in args or "--exec" in args else " ".join(args[i:]))
     return Verdict.combine([inner, confirm(argv, "watch runs a command repeatedly")]), flow
 
 
@@ -169,5 +170,3 @@ def runner(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]
     return None
 
 
-def runs_code(level: Level) -> bool:
-    return level >= Level.NEEDS_CONFIRM

@@ -37,6 +37,11 @@ CREDENTIALS = (
     "~/.pgpass", "~/.my.cnf", "~/.vault-token", "~/.terraform.d/credentials.tfrc.json", "~/.config/hub",
     "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.m2/settings.xml",
     "~/.config/openai", "~/.config/openai/*", "~/.anthropic", "~/.anthropic/*", "~/Library/Keychains/*",
+    "~/.mozilla", "~/.mozilla/*", "~/.thunderbird", "~/.thunderbird/*", "~/.config/google-chrome",
+    "~/.config/google-chrome/*", "~/.config/chromium", "~/.config/chromium/*", "~/.config/BraveSoftware/*",
+    "~/Library/Application Support/Google/Chrome/*", "~/Library/Application Support/Firefox/*", "~/.config/op/*",
+    "~/.config/rclone/rclone.conf", "~/.s3cfg", "~/.boto", "~/.databrickscfg", "~/.config/hcloud/*",
+    "~/.config/doctl/*", "~/.fly/*", "~/.config/netlify/*", "~/.vercel/*", "~/.terraformrc", "~/.npm/_authToken",
 )
 #: Concrete samples a glob is tried against: `cat ~/.ss?/*` reaches a key even though no pattern says so.
 CREDENTIAL_SAMPLES = ("~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.aws/credentials", "~/.netrc", "/proc/1/environ",

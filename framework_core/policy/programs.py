@@ -56,9 +56,15 @@ def _deleted(t: Target) -> str | None:
     return None if t.unknown == "the working directory" else why
 
 
+def long_opt(argv: list[str], full: str, shortest: int) -> bool:
+    """Is `full` among the options, spelled whole or abbreviated (GNU accepts any unique prefix)?"""
+    return any(len(a.split("=")[0]) >= shortest and full.startswith(a.split("=")[0]) for a in argv[1:]
+               if a.startswith("--"))
+
+
 def rm(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
-    recursive = bool(set(_flags(argv)) & {"r", "R"}) or "--recursive" in argv
-    if "--no-preserve-root" in argv:
+    recursive = bool(set(_flags(argv)) & {"r", "R"}) or long_opt(argv, "--recursive", 3)
+    if long_opt(argv, "--no-preserve-root", 3):
         return danger(argv, "deletes with --no-preserve-root")
     ts = targets(words, operands(argv), ctx)
     for t in ts:
@@ -151,7 +157,7 @@ def chmod(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
     modes = [argv[i] for i in ops[:1]] + [a for a in argv[1:] if re.fullmatch(r"-[rwxXst]+", a)]
     if any(SETUID_NUM.match(m) or any(SETUID_SYM.match(p) for p in m.split(",")) for m in modes):
         return danger(argv, "sets the setuid/setgid bit (privilege escalation)")
-    recursive = "R" in _flags(argv) or "--recursive" in argv
+    recursive = "R" in _flags(argv) or long_opt(argv, "--recursive", 5)
     for t in targets(words, ops[1:], ctx):
         what = _deleted(t)
         if recursive and what:
@@ -164,7 +170,7 @@ def chown(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
     owner = argv[ops[0]] if ops else ""
     if argv[0] == "chown" and owner.split(":")[0].split(".")[0] in ("root", "0"):
         return danger(argv, "gives files to root (privilege escalation)")
-    if "R" in _flags(argv) or "--recursive" in argv:
+    if "R" in _flags(argv) or long_opt(argv, "--recursive", 5):
         for t in targets(words, ops[1:], ctx):
             what = _deleted(t)
             if what:

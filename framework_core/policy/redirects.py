@@ -8,6 +8,7 @@ code (a shell, `python3 -`), the body itself is classified as a script.
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any, Callable
 
 from framework_core.policy.builtins import arith_problem
@@ -19,6 +20,7 @@ from framework_core.policy.targets import resolve
 from framework_core.policy.words import ask, check_braced, text_of, words_of
 
 Walker = Callable[[Any, Ctx], Flow]
+NET_DEVICE = ("/dev/tcp/", "/dev/udp/")
 HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr", "-", "/dev/tty"}
 BACKTICK = re.compile(r"`((?:\\.|[^`\\])*)`")
 
@@ -31,13 +33,45 @@ def is_input(node: Any) -> bool:
     return node.type in ("herestring_redirect", "heredoc_redirect") or _op(node) in ("<", "<&", "<<<")
 
 
+def _fd(node: Any) -> str:
+    return next((text_of(c) for c in node.named_children if c.type == "file_descriptor"), "")
+
+
+def _network_sink(node: Any, target: str, produced: Flow, ctx: Ctx) -> None:
+    """Writing to /dev/tcp/… (or a descriptor opened on it) sends data over the network."""
+    if produced.secret:
+        ctx.add(danger([_op(node), target], f"sends {produced.secret} over the network", network=True))
+    else:
+        ctx.add(confirm([_op(node), target], "talks to the network through bash's /dev/tcp", network=True))
+
+
+def herestring_text(node: Any) -> str | None:
+    """The text a herestring feeds in, when it is static (`sh <<< 'rm -rf ~'` runs exactly that)."""
+    if node.type != "herestring_redirect" or not node.named_children:
+        return None
+    raw = text_of(node.named_children[-1])
+    if "$" in raw or "`" in raw:
+        return None
+    try:
+        return " ".join(shlex.split(raw))
+    except ValueError:
+        return None
+
+
 def read_source(node: Any, ctx: Ctx, walk: Walker) -> Flow:
     """The data a `<` redirection or herestring feeds in: a secret file, a substitution's output …"""
     dest = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children else None)
     if dest is None:
         return Flow()
+    if _op(node) == "<&" and text_of(dest) in ctx.net_fds:
+        return Flow(network=True)
     flow = Flow()
     for w in words_of(dest, ctx, walk):
+        if w.text.startswith(NET_DEVICE):
+            _network_sink(node, w.text, Flow(), ctx)
+            ctx.net_fds.add(_fd(node) or "0")
+            flow = flow | Flow(network=True)
+            continue
         flow = flow | w.flow
         if node.type == "herestring_redirect":
             m = SECRET_VAR.search(w.text)
@@ -60,10 +94,21 @@ def write_target(node: Any, ctx: Ctx, walk: Walker, produced: Flow) -> None:
     """An output redirection: judge the file written, remember what it now holds."""
     op = _op(node)
     dest = node.child_by_field_name("destination")
+    if dest is not None and op.endswith("&") and text_of(dest) in ctx.net_fds:
+        _network_sink(node, f"&{text_of(dest)}", produced, ctx)
+        return
     if dest is None or dest.type == "number" or op in (">&-", "<&-") or (op.endswith("&") and dest.type == "word"
                                                                          and text_of(dest).isdigit()):
         return
     for w in words_of(dest, ctx, walk):
+        if w.text.startswith(NET_DEVICE):
+            _network_sink(node, w.text, produced, ctx)
+            ctx.net_fds.add(_fd(node) or "1")
+            continue
+        if w.flow.runs_input:  # > >(sh): what the command prints is run
+            ctx.add(danger([op, w.text], "runs what a network fetch returned") if produced.network else
+                    confirm([op, w.text], "feeds the output to a program that runs it as code"))
+            continue
         if w.text in HARMLESS_TARGETS or w.text.startswith("/dev/fd/") or re.fullmatch(r"&?\d+-?", w.text):
             continue
         for t in resolve(w, ctx):

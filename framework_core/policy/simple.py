@@ -67,10 +67,12 @@ def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
             return danger(texts, "runs a command a network fetch returned"), Flow(runs_input=True)
         return confirm(texts, "the program name is computed at run time"), Flow(runs_input=True)
     name = program_name(head)
+    fetched = _downloaded_code(name, head, ctx)
+    if fetched:
+        return danger(texts, f"runs code from {fetched}, which this command just downloaded"), Flow()
+    if name == "git" and "clone" in texts:
+        _remember_clone(texts, ctx)
     if name is None:
-        for t in resolve(head, ctx):
-            if t.path in ctx.downloaded:
-                return danger(texts, f"runs {head.text}, which this command downloaded"), Flow()
         return confirm(texts, f"runs {head.text}: a program outside the system's own directories is not known"), \
             Flow(runs_input=True)
     argv = [name, *texts[1:]]
@@ -82,6 +84,48 @@ def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     return confirm(argv, f"'{name}' is not known to be read-only"), Flow()
 
 
+BUILD_RUNNERS = {"make", "gmake", "npm", "yarn", "pnpm", "bun", "cargo", "go", "pip", "pip3", "python", "python3",
+                 "pytest", "tox", "nox", "mvn", "gradle", "bundle", "rake", "composer", "cmake", "meson", "ninja",
+                 "just", "task", "uv", "poetry", "sh", "bash", "source", "."}
+CLONE_VALUE_OPTS = {"-b", "--branch", "-o", "--origin", "-c", "--config", "--depth", "--reference", "--template",
+                    "-j", "--jobs", "--filter", "-u", "--upload-pack", "--separate-git-dir", "--shallow-since",
+                    "--shallow-exclude", "--server-option", "--bundle-uri"}
+
+
+def _inside(path: str | None, dirs: set[str]) -> str:
+    if path is None:
+        return ""
+    return next((d for d in dirs if path == d or path.startswith(d.rstrip("/") + "/")), "")
+
+
+def _downloaded_code(name: str | None, head: Word, ctx: Ctx) -> str:
+    """A program from a download (./x in a cloned repo) or a build tool run inside one (cd repo && make)."""
+    if not ctx.downloaded:
+        return ""
+    if name is None:
+        return next((d for t in resolve(head, ctx) if (d := _inside(t.path, ctx.downloaded))), "")
+    return _inside(ctx.cwd, ctx.downloaded) if name in BUILD_RUNNERS else ""
+
+
+def _remember_clone(texts: list[str], ctx: Ctx) -> None:
+    args = texts[texts.index("clone") + 1:]
+    ops, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if a in CLONE_VALUE_OPTS:
+            i += 2
+            continue
+        if not a.startswith("-"):
+            ops.append(a)
+        i += 1
+    if not ops:
+        return
+    target = ops[1] if len(ops) > 1 else ops[0].rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
+    for t in resolve(Word(target, tilde=target.startswith("~")), ctx):
+        if t.path and not t.unknown:
+            ctx.downloaded.add(t.path)
+
+
 def _dispatch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow] | None:
     name = argv[0]
     fixed = programs.fixed(argv)
@@ -89,7 +133,7 @@ def _dispatch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Fl
         return fixed, Flow()
     known, known_flow = judge(words if words[0].text == name else [Word(name), *words[1:]], ctx)
     if known is not None and known.level == Level.SAFE:
-        return known, known_flow
+        return known, known_flow | _token_output(argv)
     verdict = builtin(argv, words, ctx)
     if verdict is not None:
         return verdict, _dump_flow(argv, verdict)
@@ -122,6 +166,15 @@ def _dispatch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Fl
     if name in ENV_DUMPERS:
         return confirm(argv, "prints environment variables, which may include secrets"), Flow(secret="the environment")
     return None
+
+
+def _token_output(argv: list[str]) -> Flow:
+    """Read-only commands whose output can hold tokens: git config and remote URLs, container inspection."""
+    if argv[0] == "git" and any(a in ("config", "remote") for a in argv[1:3]):
+        return Flow(secret="git configuration (remote URLs and headers can hold tokens)")
+    if argv[0] in ("docker", "podman") and "inspect" in argv:
+        return Flow(secret="container configuration (environment variables can hold secrets)")
+    return Flow()
 
 
 def _dump_flow(argv: list[str], verdict: Verdict) -> Flow:

@@ -138,7 +138,8 @@ FILES: list[Spec] = [
          ok=("stat README.md", "stat -c %s f"), ask=("stat --foo x",)),
     spec("file", "-b --brief -i --mime --mime-type --mime-encoding -L --dereference -h --no-dereference -z -Z "
          "--uncompress --uncompress-noreport -s --special-files -k --keep-going -r --raw -N --no-pad -0 --print0 "
-         "-e= --exclude= -E -f=:read --files-from=:read -F= --separator= -m= --magic-file= -S --no-sandbox -p",
+         "-e= --exclude= -E -f=:read --files-from=:read -F= --separator= -m=:read --magic-file=:read -S --no-sandbox "
+         "-p",
          {"-C --compile": WRITES}, operands="names", ok=("file build/app", "file -b --mime-type x"),
          ask=("file -C -m x",)),
     spec("du", "-a --all --apparent-size -B= --block-size= -b --bytes -c --total -d= --max-depth= -D -H "
@@ -241,7 +242,9 @@ FILES: list[Spec] = [
          writes_last=True,
          abbrev=False, cluster=False, ok=("xxd f", "xxd -l 64 f"), ask=("xxd -r dump.hex out.bin",)),
     spec("strings", "-a --all -d --data -f --print-file-name -n= --bytes= -t= --radix= -e= --encoding= -o -w "
-         "--include-all-whitespace -s= --output-separator= -U= --unicode= -N", ok=("strings build/app",)),
+         "--include-all-whitespace -s= --output-separator= -U= --unicode= -N", ok=("strings build/app",),
+         check=lambda a, o: "an @file operand reads more arguments from a file" if any(x.startswith("@") for x in o)
+         else None, ask=("strings @/proc/self/environ",)),
     spec("seq", "-f= --format= -s= --separator= -w --equal-width -N", operands="text", dashes_are_text=True, ok=("seq 1 10", "seq -5 5")),
     spec("sleep", operands="text", ok=("sleep 1",)),
     spec("expr", operands="text", dashes_are_text=True, ok=("expr 1 + 2",)),

@@ -10,10 +10,11 @@ from typing import Any
 from framework_core.policy.builtins import arith_problem, assignment_problem, declaration, subscript_problem
 from framework_core.policy.context import Ctx, Flow, Word, confirm, safe
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.redirects import feed, heredoc_input, is_input, read_source, write_target
+from framework_core.policy.redirects import (feed, heredoc_input, herestring_text, is_input, read_source,
+                                             write_target)
 from framework_core.policy.simple import classify_words, is_lister
 from framework_core.policy.targets import resolve
-from framework_core.policy.words import ask, text_of, words_of
+from framework_core.policy.words import ask, static_output, text_of, words_of
 
 SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", "test_operator", "regex"}
 
@@ -59,6 +60,7 @@ def _command(node: Any, ctx: Ctx, stdin: Flow = Flow(), script: str | None = Non
     for r in redirects:
         if is_input(r) and r.type != "heredoc_redirect":
             stdin = stdin | read_source(r, ctx, walk)
+            script = script if script is not None else herestring_text(r)
     verdict, flow = classify_words(words, prefix, ctx)
     if any(w.text.startswith(">(") and w.flow.runs_input for w in words):
         flow = flow | Flow(runs_input=True)  # tee >(sh): what the command writes is run
@@ -90,9 +92,17 @@ def _assign_parts(node: Any, ctx: Ctx) -> tuple[str, Word | None]:
         flow = Flow()
         for p in parts:
             flow = flow | p.flow
+        ctx.arrays.pop(name, None)
+        if not any(p.dynamic for p in parts):
+            ctx.arrays[name] = tuple(_expanded(p, ctx) for p in parts)
         return name, Word(" ".join(p.text for p in parts), any(p.dynamic for p in parts), flow=flow)
     ws = words_of(value_node, ctx, walk)
     return name, ws[0] if len(ws) == 1 else Word(" ".join(w.text for w in ws), True)
+
+
+def _expanded(w: Word, ctx: Ctx) -> str:
+    """The text of a static word after tilde expansion (in array elements and assignment values)."""
+    return (resolve(w, ctx)[0].path or w.text) if w.tilde else w.text
 
 
 def _remember(name: str, value: Word | None, ctx: Ctx) -> None:
@@ -102,10 +112,7 @@ def _remember(name: str, value: Word | None, ctx: Ctx) -> None:
     if value is None:
         return
     if not value.dynamic:
-        text = value.text
-        if value.tilde:  # bash expands ~ at the start of an assignment's value
-            text = resolve(value, ctx)[0].path or text
-        ctx.values[name] = (text,)
+        ctx.values[name] = (_expanded(value, ctx),)  # bash expands ~ at the start of an assignment's value
     if value.flow.secret:
         ctx.tainted[name] = value.flow.secret
     if value.flow.network:
@@ -156,14 +163,15 @@ def _pipeline(node: Any, ctx: Ctx) -> Flow:
     stages = [c for c in node.named_children if c.type not in SKIP]
     carry = Flow()
     total = Flow()
-    lister = False
+    lister, script = False, None
     for stage in stages:
         sub = ctx.child()
         sub.stdin_lister = lister
         flow = walk(stage, sub)
         lister = sub.lister_seen
         ctx.absorb(sub)
-        feed(text_of(stage)[:70], carry, flow, ctx, None)
+        feed(text_of(stage)[:70], carry, flow, ctx, script)
+        script = static_output(text_of(stage))  # echo 'rm -rf ~' | sh runs exactly that
         carry = Flow(network=carry.network or flow.network, secret=carry.secret or flow.secret)
         total = total | flow
     return Flow(total.network, carry.secret, False)
@@ -180,7 +188,12 @@ def _redirected(node: Any, ctx: Ctx) -> Flow:
             after.append(r)
         elif is_input(r):
             stdin = stdin | read_source(r, ctx, walk)
-    if body is None:
+            script = script if script is not None else herestring_text(r)
+    if body is None:  # only redirections: `> ~/.bashrc` still truncates the file
+        for r in redirects:
+            if not is_input(r):
+                write_target(r, ctx, walk, stdin)
+        ctx.add(Verdict(Level.SAFE, ()))
         return stdin
     if body.type == "command":
         out = _command(body, ctx, stdin, script)
@@ -266,6 +279,9 @@ def _for(node: Any, ctx: Ctx) -> Flow:
                 ctx.values.pop(name, None)
                 if values and not any(v.dynamic for v in values):
                     ctx.values[name] = tuple(v.text for v in values)
+                secret = next((v.flow.secret for v in values if v.flow.secret), "")
+                if secret:
+                    ctx.tainted[name] = secret
             body_flow = body_flow | walk(child, ctx)
         else:
             values += words_of(child, ctx, walk)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import shlex
 from typing import Any, Callable
 
 from framework_core.policy.builtins import arith_problem, subscript_problem
@@ -54,6 +55,37 @@ def check_braced(raw: str, ctx: Ctx) -> None:
                 ask(ctx, raw, why)
 
 
+STATIC_OUTPUT = {"pwd": "$PWD", "whoami": "§", "logname": "§"}
+
+
+def static_output(code: str) -> str | None:
+    """What a trivial command prints, when that is known statically: echo/printf of plain words, pwd, whoami."""
+    if any(c in code for c in "|;&<>$`(){}\n"):
+        return None
+    try:
+        toks = shlex.split(code)
+    except ValueError:
+        return None
+    if not toks:
+        return None
+    if toks[0] in STATIC_OUTPUT and len(toks) == 1:
+        return STATIC_OUTPUT[toks[0]]
+    if toks == ["id", "-un"]:
+        return "§"
+    if toks[0] == "echo":
+        args = toks[1:]
+        while args and args[0] in ("-n", "-e", "-E"):
+            args = args[1:]
+        return " ".join(args)
+    if toks[0] == "printf" and len(toks) >= 2 and not toks[1].startswith("-"):
+        fmt, args = toks[1], toks[2:]
+        if "%" not in fmt.replace("%%", ""):
+            return fmt.replace("%%", "%").replace("\\n", "\n")
+        if re.fullmatch(r"%s(\\n)?", fmt) and args:
+            return " ".join(args)
+    return None
+
+
 def _substitution(node: Any, ctx: Ctx, walk: Walker) -> Word:
     raw = text_of(node)
     sub = ctx.child()
@@ -70,6 +102,10 @@ def _substitution(node: Any, ctx: Ctx, walk: Walker) -> Word:
         for c in named:
             flow = flow | walk(c, sub)
     ctx.absorb(sub)
+    inner = raw[2:-1] if raw.startswith("$(") else raw[1:-1] if raw.startswith("`") else None
+    known = static_output(inner) if inner is not None else None
+    if known is not None:  # $(echo ~), `echo /`, $(whoami): the text it prints is known
+        return Word(known, "$" in known, flow=flow, tilde=known.startswith("~"), glob=bool(GLOB.search(known)))
     listed = sub.lister_seen and raw.startswith("$(") and all(v.level == Level.SAFE for v in sub.verdicts)
     return Word(raw, dynamic=True, flow=flow, listed=listed)
 
@@ -157,8 +193,15 @@ def expand_braces(text: str) -> list[str]:
     return out[:64]
 
 
+ARRAY_ALL = re.compile(r'"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?|"?\$([@*])"?')
+
+
 def words_of(node: Any, ctx: Ctx, walk: Walker) -> list[Word]:
     """One syntax node -> the argv words bash would produce (known variables, braces and $IFS applied)."""
+    whole = ARRAY_ALL.fullmatch(text_of(node))
+    if whole and (whole.group(1) or whole.group(2)) in ctx.arrays:  # "${a[@]}", "$@" with known elements
+        return [Word(t, tilde=t.startswith("~"), glob=bool(GLOB.search(t)))
+                for t in ctx.arrays[whole.group(1) or whole.group(2)]]
     w = word_of(node, ctx, walk)
     if node.type in ("simple_expansion", "expansion") and len(w.names) == 1 and w.names[0] in ctx.values:
         values = ctx.values[w.names[0]]

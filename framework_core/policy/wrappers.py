@@ -22,7 +22,7 @@ VALUE_OPTS = {
                                                                                         "--conflict-exit-code"},
 }
 WRAPPERS = {"env", "nice", "timeout", "nohup", "command", "builtin", "exec", "time", "stdbuf", "ionice", "setsid",
-            "chrt", "taskset", "unbuffer", "caffeinate", "nocorrect", "noglob", "flock"}
+            "chrt", "taskset", "unbuffer", "caffeinate", "nocorrect", "noglob", "flock", "busybox"}
 POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1}
 
 
@@ -36,6 +36,10 @@ def unwrap(words: list[Word], ctx: Ctx) -> tuple[list[Word], list[Verdict], list
             break
         seen.append(name)
         rest = words[1:]
+        if name == "flock":
+            rest = _flock(rest)
+            words = rest
+            continue
         value_opts = VALUE_OPTS.get(name, set())
         while rest and (rest[0].text.startswith("-") or (name == "env" and "=" in rest[0].text)):
             opt = rest.pop(0)
@@ -61,10 +65,19 @@ def unwrap(words: list[Word], ctx: Ctx) -> tuple[list[Word], list[Verdict], list
                 and not program_name(rest[0]) in WRAPPERS and rest[0].text[:1].isdigit():
             skip = 1
         rest = rest[skip:]
-        if name == "flock" and len(rest) >= 2 and rest[0].text in ("-c", "--command"):
-            rest = [Word("sh"), Word("-c"), rest[1]]
         words = rest
     return words, verdicts, seen
+
+
+def _flock(rest: list[Word]) -> list[Word]:
+    """flock [options] FILE COMMAND…, or with -c CODE anywhere: the command it runs."""
+    for i, w in enumerate(rest[:-1]):
+        if w.text in ("-c", "--command"):
+            return [Word("sh"), Word("-c"), rest[i + 1]]
+    i = 0
+    while i < len(rest) and rest[i].text.startswith("-"):
+        i += 2 if rest[i].text in VALUE_OPTS["flock"] else 1
+    return rest[i + 1:]
 
 
 def _split(text: str) -> list[str]:
