@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,20 @@ def test_no_network_for_an_approved_command_that_was_not_judged_a_network_one(ws
     server.close()
     assert result["data"]["exit_code"] != 0
     assert hits == []
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_an_approved_network_command_gets_the_network(ws: Path, home: Path) -> None:
+    server, hits = _listener()
+    port = server.getsockname()[1]
+    teps, approver = engine(ws, home, ["y"])
+    run(teps, f"curl -s -m 2 http://127.0.0.1:{port}/ || true")
+    deadline = time.monotonic() + 3
+    while not hits and time.monotonic() < deadline:
+        time.sleep(0.02)
+    server.close()
+    assert hits == [True]
+    assert "NETWORK ALLOWED" in (approver.seen[0].sandbox_note or "")
 
 
 def test_seccomp_blocks_terminal_injection(ws: Path, home: Path) -> None:
