@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 DEFAULT_SCRUB_PATTERNS = [
     "*_API_KEY", "*_APIKEY", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_CREDENTIALS",
@@ -91,15 +91,55 @@ class TepsSettings(_Model):
 
 
 class McpServerSettings(_Model):
+    """One MCP server, as `mcp_servers:` or a workspace `.mcp.json` (Claude Code's keys) declares it.
+
+    `${VAR}` and `${VAR:-default}` in command, args, env, cwd, url and headers are expanded from LACA's
+    environment when the server starts; nothing else of that environment reaches a stdio server.
+    """
+
+    type: Literal["stdio", "http", "sse"] | None = Field(
+        None, description="Transport: stdio (a command), http (Streamable HTTP) or sse; unset: stdio for a command, "
+                          "http for a url.")
     command: str | None = Field(None, description="Executable for a stdio server.")
     args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = Field(None, description="Streamable HTTP endpoint instead of a command.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment of a stdio server, added to the "
+                                "minimal one (HOME, LOGNAME, PATH, SHELL, TERM, USER).")
+    cwd: str | None = Field(None, description="Working directory of a stdio server; unset: the workspace.")
+    url: str | None = Field(None, description="Endpoint of an http or sse server instead of a command.")
+    headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers for an http or sse server, "
+                                    "e.g. Authorization: 'Bearer ${MY_TOKEN}'.")
     permission: Literal["always", "ask", "never"] = Field("ask", description="Default for this server's tools.")
     tools: dict[str, Literal["always", "ask", "never"]] = Field(default_factory=dict, description="Per-tool override.")
-    call_timeout_s: float = Field(60.0, gt=0)
+    call_timeout_s: float = Field(60.0, gt=0, description="Seconds a call may take before it is cancelled.")
+    startup_timeout_s: float = Field(60.0, gt=0, description="Seconds to connect and list tools at start.")
+    output_budget_chars: int | None = Field(None, gt=500, description="Characters of one result the model receives; "
+                                            "unset: teps_settings.output_budget_chars.")
     enabled: bool = True
+    disabled: bool = Field(False, description="The .mcp.json spelling: true leaves the server off.")
+    _notes: list[str] = PrivateAttr(default_factory=list)  # what loading it had to say (unknown .mcp.json keys)
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _transport_aliases(cls, v: Any) -> Any:
+        aliases = {"streamable-http": "http", "streamable_http": "http", "streamableHttp": "http", "local": "stdio"}
+        return aliases.get(v, v) if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _has_endpoint(self) -> "McpServerSettings":
+        kind = self.type or ("http" if self.url and not self.command else "stdio")
+        if kind == "stdio" and not self.command:
+            raise ValueError("a stdio server needs a command (or give a url with type http or sse)")
+        if kind != "stdio" and not self.url:
+            raise ValueError(f"a {kind} server needs a url")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        return self.type or ("http" if self.url and not self.command else "stdio")
+
+    @property
+    def active(self) -> bool:
+        return self.enabled and not self.disabled
 
 
 class SandboxSettings(_Model):

@@ -86,7 +86,7 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
         for name, settings in load_mcp_json(loaded.workspace).items():
             if loaded.trust.allows(f"mcp:{name}"):  # a workspace's servers start only once trusted
                 servers.setdefault(name, settings)
-    return {n: s for n, s in servers.items() if s.enabled}
+    return {n: s for n, s in servers.items() if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
 
 
 def build_sandbox(loaded: LoadedConfig):  # -> Sandbox

@@ -1,56 +1,32 @@
 """MCP client: servers run on one background asyncio loop thread; their tools join the shared registry.
 
-Each server is held open by a task (`async with Client(...)`); tool calls are submitted to the loop from the
-main thread with a timeout. A server that dies or hangs is marked failed and restarted on next use.
+Each server is held open by a task on that loop. A tool's error, a JSON-RPC error of a call and a call that
+times out are results for the model; only the loss of the connection (a stdio server's process exiting, an
+HTTP stream failing) restarts a server, with back-off and a limit. What the user should know (a server that
+failed to start, stopped, changed its tools) is queued once as a notice (`take_notices`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import re
+import logging
+import os
 import threading
 import time
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from framework_core.config import McpServerSettings
-from framework_core.errors import ConfigError, ToolError
+from framework_core.errors import ToolError
 from framework_core.tools.base import ToolContext, ToolRegistry, ToolSpec
+from framework_core.tools.mcp_calls import CallRunner
+from framework_core.tools.mcp_config import config_notes, load_mcp_json, resolve_launch  # noqa: F401 - re-exported
+from framework_core.tools.mcp_names import tool_name
+from framework_core.tools.mcp_state import (BACKOFF_S, RESTART_WAIT_S, RETRY_AFTER_S, ServerStatus, _Server,
+                                            describe, instructions_block, log_line)
+from framework_core.tools.result_budget import Saver, saver
 
-RESTART_WAIT_S = 15.0
-STARTUP_TIMEOUT_S = 60.0  # initialize and list_tools; a cold start (first import, compiling .pyc) can be slow
-
-
-@dataclass
-class ServerStatus:
-    name: str
-    state: str  # starting | ready | failed | stopped
-    tools: list[str] = field(default_factory=list)
-    error: str | None = None
-    log_path: Path | None = None
-
-
-def tool_name(server: str, tool: str) -> str:
-    clean = re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")
-    return clean[:64]
-
-
-class _Server:
-    def __init__(self, name: str, settings: McpServerSettings, log_path: Path) -> None:
-        self.name = name
-        self.settings = settings
-        self.log_path = log_path
-        self.state = "stopped"
-        self.error: str | None = None
-        self.tools: list[str] = []
-        self.client: Any = None
-        self.ready = threading.Event()
-        self.stop: asyncio.Event | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.gen = 0  # bumped on each (re)start; only the current holder may change the state
+__all__ = ["McpManager", "ServerStatus", "load_mcp_json", "tool_name"]
 
 
 class McpManager:
@@ -58,94 +34,170 @@ class McpManager:
                  workspace: Path) -> None:
         self.registry = registry
         self.workspace = workspace
+        self.log_dir = log_dir
         log_dir.mkdir(parents=True, exist_ok=True)
         self._servers = {n: _Server(n, s, log_dir / f"mcp-{n}.log") for n, s in servers.items()}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._notices: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+        self._sdk_log: logging.Handler | None = None
+        self._closing = False
+        #: The active model's context window in tokens (a smaller one gets a smaller result budget).
+        self.window: Callable[[], int | None] = lambda: None
+        #: Where the whole text of a cut result is saved; None: not kept.
+        self.save: Saver | None = None
+        #: Answers a server's request for user input on the main thread; None: the capability is not offered.
+        self.elicit: Callable[[Any], Any] | None = None
+        #: argv put in front of every stdio server's command (a sandbox wrapper).
+        self.wrapper: tuple[str, ...] = ()
+        self.environ: dict[str, str] = dict(os.environ)  # ${VAR} expansion only; servers never get it whole
+        self.backoff: tuple[float, ...] = BACKOFF_S  # waits before each restart after a lost connection
+        self.calls = CallRunner(self)
+
+    def bind(self, *, window: Callable[[], int | None] | None = None, outputs_dir: Path | None = None) -> None:
+        """Tie results to a session: the model's context window, and where cut results are saved."""
+        if window is not None:
+            self.window = window
+        if outputs_dir is not None:
+            self.save = saver(outputs_dir, prefix="mcp-result")
 
     # ---- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
         """Return at once; servers connect in the background."""
         if self._thread is not None:
             return
+        self._route_sdk_logging()
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="laca-mcp", daemon=True)
         self._thread.start()
         for server in self._servers.values():
+            for note in config_notes(server.settings):
+                self.notice("warning", note)
             self._launch(server)
+
+    def _route_sdk_logging(self) -> None:
+        """The SDK logs through `logging`; without a handler its warnings would land on the terminal."""
+        handler = logging.FileHandler(self.log_dir / "mcp-client.log", encoding="utf-8", delay=True)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        sdk = logging.getLogger("mcp")
+        sdk.addHandler(handler)
+        sdk.propagate = False
+        self._sdk_log = handler
 
     def _launch(self, server: _Server) -> None:
         assert self._loop is not None
         server.gen += 1
         server.ready.clear()
-        server.state, server.error = "starting", None
+        server.state, server.started_at = "starting", time.monotonic()
         asyncio.run_coroutine_threadsafe(self._hold(server, server.gen), self._loop)
 
     async def _hold(self, server: _Server, gen: int) -> None:
-        from mcp import Client
+        from framework_core.tools.mcp_connection import Hooks, connect
 
-        stop = asyncio.Event()
-        server.stop = stop
-        server.task = asyncio.current_task()
+        stop, lost = asyncio.Event(), asyncio.Event()
+        server.stop, server.lost, server.task = stop, lost, asyncio.current_task()
         current = lambda: server.gen == gen  # noqa: E731
+        why: str | None = None
         try:
+            launch = resolve_launch(server.name, server.settings, self.workspace, self.environ)
             with open(server.log_path, "a", encoding="utf-8") as log:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {server.name}\n")
                 log.flush()
-                async with Client(self._transport(server, log), mode="legacy", cache=None,
-                                  read_timeout_seconds=STARTUP_TIMEOUT_S) as client:
-                    listing = await client.list_tools()
+                hooks = Hooks(on_log=lambda p: log_line(log, p), on_tools_changed=lambda: self._relist_soon(server, gen),
+                              on_closed=lost.set, workspace=self.workspace, wrapper=self.wrapper,
+                              elicit=self.calls.elicit_on_main if self.elicit else None,
+                              on_http_error=server.http_error)
+                timeout = server.settings.startup_timeout_s
+                async with connect(launch, hooks, log, timeout) as conn:
+                    listing = await asyncio.wait_for(conn.list_tools(timeout), timeout)
                     if not current():
                         return
-                    server.client = client
-                    self._register(server, listing.tools)
-                    server.state = "ready"
-                    server.ready.set()
-                    await stop.wait()
+                    server.conn, server.instructions = conn, conn.instructions
+                    self._register(server, listing)
+                    server.up()
+                    await _first(stop, lost)
+                    if not stop.is_set():
+                        why = "the server's process exited" if launch.transport == "stdio" else "the connection closed"
         except asyncio.CancelledError:
-            if current() and server.state != "failed":
-                server.state = "stopped"
+            why = None if stop.is_set() else "cancelled"
         except BaseException as exc:  # noqa: BLE001 - any failure of a server is reported, never raised
-            if current():
-                server.state, server.error = "failed", _describe(exc)
+            why = describe(exc, server)
         finally:
             if current():
-                server.client = None
-                if server.state in ("ready", "starting"):
-                    server.state = "stopped" if server.state == "ready" else "failed"
-                    server.error = server.error or "the server stopped during start-up"
-                server.ready.set()
+                self._after_exit(server, None if stop.is_set() else why or "the server stopped")
 
-    def _transport(self, server: _Server, log: Any) -> Any:
-        s = server.settings
-        if s.url:
-            from mcp.client.streamable_http import streamable_http_client
+    def _after_exit(self, server: _Server, why: str | None) -> None:
+        """On the loop: decide what follows the end of a server's connection."""
+        was_ready = server.state == "ready"
+        server.conn = None
+        if why is None:
+            server.state = "stopped"
+            server.ready.set()
+            return
+        attempt = server.next_attempt(was_ready, len(self.backoff))
+        if attempt is None:
+            server.fail(why)
+            gave_up = " LACA gave up restarting it." if server.ever_ready else ""
+            self.notice("error", f"MCP server '{server.name}' {'stopped' if server.ever_ready else 'failed to start'}: "
+                                 f"{why}.{gave_up} See {server.log_path}")
+            return
+        server.state, server.error = "restarting", why
+        server.ready.clear()
+        if was_ready:
+            self.notice("warning", f"MCP server '{server.name}' stopped ({why}); restarting it in "
+                                   f"{self.backoff[attempt]:g} s")
+        assert self._loop is not None
+        self._loop.call_later(self.backoff[attempt], self._relaunch, server, server.gen)
 
-            return streamable_http_client(s.url)
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+    def _relaunch(self, server: _Server, gen: int) -> None:
+        if server.gen == gen and server.state == "restarting" and not self._closing:
+            self._launch(server)
 
-        if not s.command:
-            raise ConfigError(f"MCP server '{server.name}' needs a command or a url")
-        import os
-
-        env = {**os.environ, **s.env}
-        params = StdioServerParameters(command=s.command, args=list(s.args), env=env,
-                                       cwd=s.cwd or str(self.workspace), encoding_error_handler="replace")
-        return stdio_client(params, errlog=log)
-
-    def _register(self, server: _Server, tools: list[Any]) -> None:
+    def _register(self, server: _Server, listing: Any) -> None:
         self.registry.unregister_source(f"mcp:{server.name}")
-        server.tools = []
-        for tool in tools:
-            perm = server.settings.tools.get(tool.name, server.settings.permission)
+        server.tools, server.notes = [], list(listing.dropped)
+        for tool in listing.tools:
+            execution = getattr(tool, "execution", None)
+            if getattr(execution, "task_support", None) == "required":
+                server.notes.append(f"tool '{tool.name}' hidden: it runs only as a task, which LACA does not offer")
+                continue
             name = tool_name(server.name, tool.name)
-            spec = ToolSpec(name=name, description=(tool.description or f"{tool.name} from MCP server {server.name}")[:1024],
+            taken = self.registry.get(name)
+            if taken is not None and (taken.server, taken.remote_name) != (server.name, tool.name):
+                server.notes.append(f"tool '{tool.name}' hidden: its name {name} is taken by {taken.source}")
+                continue
+            perm = server.settings.tools.get(tool.name, server.settings.permission)
+            spec = ToolSpec(name=name, description=(tool.description or f"{tool.name} from MCP server {server.name}"),
                             parameters=dict(tool.input_schema or {"type": "object", "properties": {}}),
                             handler=self._handler(server.name, tool.name), source=f"mcp:{server.name}",
                             kind="generic", permission=perm, server=server.name, remote_name=tool.name)
             self.registry.register(spec, replace=True)
             server.tools.append(tool.name)
+
+    def _relist_soon(self, server: _Server, gen: int) -> None:
+        task = asyncio.ensure_future(self._relist(server, gen))
+        server.background.add(task)
+        task.add_done_callback(server.background.discard)
+
+    async def _relist(self, server: _Server, gen: int) -> None:
+        conn = server.conn
+        if conn is None or server.gen != gen:
+            return
+        try:
+            listing = await conn.list_tools(server.settings.startup_timeout_s)
+        except Exception as exc:  # noqa: BLE001 - the old listing stays; the user hears why
+            self.notice("warning", f"MCP server '{server.name}' changed its tools but listing them failed: "
+                                   f"{describe(exc, server)}")
+            return
+        before = set(server.tools)
+        self._register(server, listing)
+        added, removed = sorted(set(server.tools) - before), sorted(before - set(server.tools))
+        if added or removed:
+            change = "; ".join(p for p in (f"new: {', '.join(added)}" if added else "",
+                                            f"gone: {', '.join(removed)}" if removed else "") if p)
+            self.notice("info", f"MCP server '{server.name}' changed its tools ({change})")
 
     def wait_ready(self, timeout: float) -> list[str]:
         deadline = time.monotonic() + timeout
@@ -154,136 +206,95 @@ class McpManager:
         return [s.name for s in self._servers.values() if s.state == "starting"]
 
     def status(self) -> list[ServerStatus]:
-        return [ServerStatus(s.name, s.state, list(s.tools), s.error, s.log_path) for s in self._servers.values()]
+        return [s.status() for s in self._servers.values()]
+
+    def notice(self, level: str, text: str) -> None:
+        with self._lock:
+            self._notices.append((level, text))
+
+    def take_notices(self) -> list[tuple[str, str]]:
+        """What happened to the servers since the last call: (level, text), each said once."""
+        with self._lock:
+            out, self._notices = self._notices, []
+        return out
+
+    def instructions_prompt(self) -> str:
+        """Servers' `instructions`, capped and marked as theirs, for the system prompt."""
+        return instructions_block([(s.name, s.instructions) for s in self._servers.values()
+                                   if s.state == "ready" and s.instructions])
 
     def close(self) -> None:
+        """Stop every server (a stdio server gets its stdin closed, then signals) and the loop."""
         loop = self._loop
         if loop is None:
             return
-        for server in self._servers.values():
-            if server.stop is not None:
-                loop.call_soon_threadsafe(server.stop.set)
-        deadline = time.monotonic() + 5
-        while any(s.state == "ready" for s in self._servers.values()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        for server in self._servers.values():
-            if server.task is not None and not server.task.done():
-                loop.call_soon_threadsafe(server.task.cancel)
-        time.sleep(0.1)
+        try:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=15)
+        except Exception:  # noqa: BLE001 - closing must finish whatever a server does
+            pass
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._loop = self._thread = None
+        if self._sdk_log is not None:
+            logging.getLogger("mcp").removeHandler(self._sdk_log)
+            self._sdk_log.close()
+            self._sdk_log = None
+
+    async def _shutdown(self) -> None:
+        self._closing = True
+        for server in self._servers.values():
+            if server.stop is not None:
+                server.stop.set()
+            if server.state != "ready" and server.task is not None:
+                server.task.cancel()  # still connecting: nothing to close gracefully
+        tasks = [t for s in self._servers.values() for t in (s.task, *s.background) if t is not None and not t.done()]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=6)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=3)
 
     # ---- calls ------------------------------------------------------------------------------------
     def _handler(self, server_name: str, remote: str):
         def handle(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-            return self.call(server_name, remote, args)
+            return self.call(server_name, remote, args, ctx)
         return handle
 
-    def _ensure_running(self, server: _Server) -> None:
-        if server.state == "ready" and server.client is not None:
-            return
-        if server.state != "starting":
-            self._restart(server)
-        server.ready.wait(RESTART_WAIT_S)
-        if server.state != "ready":
+    def ensure_running(self, server: _Server) -> None:
+        """Wait for a server starting or restarting; try a failed one again after a while; else say why not."""
+        if server.state == "failed" and time.monotonic() - server.failed_at >= RETRY_AFTER_S:
+            self._launch(server)
+        if server.state in ("starting", "restarting"):  # `ready` is set once the state settles
+            server.ready.wait(RESTART_WAIT_S)
+        if server.state != "ready" or server.conn is None:
             raise ToolError(f"MCP server '{server.name}' is not available ({server.error or server.state}); "
                             f"see {server.log_path}")
 
-    def _restart(self, server: _Server) -> None:
-        assert self._loop is not None
-        if server.task is not None and not server.task.done():
-            self._loop.call_soon_threadsafe(server.task.cancel)
-            time.sleep(0.2)
-        self._launch(server)
-
-    def call(self, server_name: str, remote: str, args: dict[str, Any]) -> dict[str, Any]:
-        server = self._servers[server_name]
+    def call(self, server_name: str, remote: str, args: dict[str, Any], ctx: ToolContext | None = None) -> dict[str, Any]:
+        """Call a tool; the result's text is bounded by the output budget. Raises ToolError for the model."""
         if self._loop is None:
             raise ToolError("MCP is not running")
-        self._ensure_running(server)
-        timeout = server.settings.call_timeout_s
-        future = asyncio.run_coroutine_threadsafe(server.client.call_tool(remote, args, read_timeout_seconds=timeout), self._loop)
-        try:
-            result = future.result(timeout + 1)
-        except (FutureTimeout, TimeoutError):
-            future.cancel()
-            self._mark_failed(server, f"did not answer within {timeout:g} s")
-            raise ToolError(f"MCP server '{server_name}' did not answer within {timeout:g} s; it will be restarted "
-                            "on next use") from None
-        except KeyboardInterrupt:
-            future.cancel()
-            raise
-        except Exception as exc:  # noqa: BLE001
-            text = _describe(exc)
-            if "timed out" in text.lower() or "timeout" in text.lower():
-                self._mark_failed(server, text)
-                raise ToolError(f"MCP server '{server_name}' did not answer within {timeout:g} s; it will be "
-                                "restarted on next use") from None
-            self._mark_failed(server, text)
-            raise ToolError(f"MCP server '{server_name}' failed: {text}. It will be restarted on next use; "
-                            f"see {server.log_path}") from None
-        content = _content_text(result.content)
-        if result.is_error:
-            raise ToolError(f"{remote} on '{server_name}' reported an error: {content}")
-        data: dict[str, Any] = {"content": content}
-        if getattr(result, "structured_content", None):
-            data["structured"] = result.structured_content
-        return data
+        server = self._servers[server_name]
+        self.ensure_running(server)
+        return self.calls.run(server, remote, args, ctx)
 
-    def _mark_failed(self, server: _Server, why: str) -> None:
-        server.state, server.error = "failed", why
-        server.client = None
-        if server.stop is not None and self._loop is not None:
-            self._loop.call_soon_threadsafe(server.stop.set)
+    def connection_lost(self, server: _Server) -> None:
+        """A call saw the connection fail: end the holder so the restart policy takes over."""
+        if self._loop is not None and server.lost is not None:
+            self._loop.call_soon_threadsafe(server.lost.set)
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        assert self._loop is not None
+        return self._loop
 
 
-def _content_text(items: list[Any]) -> str:
-    parts = []
-    for item in items or []:
-        kind = getattr(item, "type", "")
-        if kind == "text":
-            parts.append(item.text)
-        elif kind == "image":
-            parts.append(f"[image {getattr(item, 'mime_type', '')}]")
-        elif kind == "resource":
-            res = getattr(item, "resource", None)
-            parts.append(getattr(res, "text", None) or f"[resource {getattr(res, 'uri', '')}]")
-        else:
-            parts.append(f"[{kind or 'content'}]")
-    return "\n".join(parts)
-
-
-def _describe(exc: BaseException) -> str:
-    inner = getattr(exc, "exceptions", None)
-    if inner:
-        return _describe(inner[0])
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-def load_mcp_json(workspace: Path) -> dict[str, McpServerSettings]:
-    """Read a workspace `.mcp.json` ({"mcpServers": {name: {command, args, env, cwd?, url?}}})."""
-    from pydantic import ValidationError
-
-    path = workspace / ".mcp.json"
+async def _first(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
     try:
-        from framework_core.yaml_load import load_json  # size limit, duplicate keys, errors with the line
-
-        data = load_json(path, what="MCP server file")
-    except ValueError as exc:
-        raise ConfigError(f"invalid JSON: {exc}", path=str(path)) from None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        raise ConfigError("expected an object with a 'mcpServers' mapping", path=str(path))
-    out: dict[str, McpServerSettings] = {}
-    for name, raw in servers.items():
-        if not isinstance(raw, dict):
-            raise ConfigError(f"server '{name}' must be an object", path=str(path))
-        fields = {k: raw[k] for k in ("command", "args", "env", "cwd", "url") if k in raw}
-        try:
-            out[name] = McpServerSettings(**fields)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise ConfigError(f"server '{name}': {'.'.join(map(str, err['loc']))}: {err['msg']}", path=str(path)) from None
-    return out
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()

@@ -1,6 +1,7 @@
 """A tiny MCP server for tests: `nap` sleeps (to test timeouts), `echo` answers, `fail` errors.
 
-Speaks stdio by default; `--http PORT` serves Streamable HTTP at http://127.0.0.1:PORT/mcp instead.
+Speaks stdio by default; `--http PORT` serves Streamable HTTP at http://127.0.0.1:PORT/mcp instead, and
+`--sse PORT` the older SSE transport at http://127.0.0.1:PORT/sse.
 """
 
 import os
@@ -37,5 +38,7 @@ if __name__ == "__main__":
     time.sleep(float(os.environ.get("SLOW_START_S", "0")))  # a server that takes its time to come up
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run("stdio")

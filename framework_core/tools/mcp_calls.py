@@ -1,0 +1,139 @@
+"""One MCP tool call, driven from the main thread: progress lines, the server's questions, errors as results.
+
+The call itself runs on the MCP loop; the main thread waits on a queue that carries the call's progress
+notifications (shown as output lines), any request of the server for user input (answered here, where the
+terminal is), and the call's end. Ctrl-C cancels the call (the SDK tells the server), never the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import time
+from typing import TYPE_CHECKING, Any
+
+from framework_core.errors import ToolError
+from framework_core.tools.mcp_content import convert
+from framework_core.tools.mcp_state import _Server, describe
+from framework_core.tools.result_budget import DEFAULT_BUDGET, bound, budget_for_window
+
+if TYPE_CHECKING:
+    from framework_core.tools.base import ToolContext
+    from framework_core.tools.mcp import McpManager
+
+GRACE_S = 5.0  # beyond the SDK's own request timeout, before the main thread stops waiting
+_SDK_CLOSED = "Connection closed"  # the SDK's own message for a connection that ended under a request
+
+
+class CallRunner:
+    def __init__(self, manager: "McpManager") -> None:
+        self.manager = manager
+        self._queue: queue.SimpleQueue[tuple[str, Any]] | None = None
+
+    def run(self, server: _Server, remote: str, args: dict[str, Any], ctx: "ToolContext | None") -> dict[str, Any]:
+        conn, timeout = server.conn, server.settings.call_timeout_s
+        q: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            q.put(("progress", progress_text(done, total, message)))
+
+        future = asyncio.run_coroutine_threadsafe(conn.call(remote, args, timeout, progress), self.manager.loop)
+        future.add_done_callback(lambda _: q.put(("done", None)))
+        self._queue = q
+        try:
+            result = self._wait(future, q, ctx, timeout + GRACE_S)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise ToolError(self._timed_out(server, remote, timeout)) from None
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a result the model can read
+            raise self._failure(server, remote, exc, timeout) from None
+        finally:
+            self._queue = None
+        return self._result(server, remote, result, ctx)
+
+    def _wait(self, future: Any, q: queue.SimpleQueue[tuple[str, Any]], ctx: "ToolContext | None", limit: float) -> Any:
+        deadline, last = time.monotonic() + limit, ""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise concurrent.futures.TimeoutError()
+            try:
+                kind, payload = q.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if kind == "done":
+                return future.result()
+            if kind == "progress" and payload != last and ctx is not None and ctx.on_output is not None:
+                ctx.on_output(payload + "\n")
+                last = payload
+            elif kind == "elicit":
+                self._answer(*payload)
+
+    def _result(self, server: _Server, remote: str, result: Any, ctx: "ToolContext | None") -> dict[str, Any]:
+        converted = convert(result.content, result.structured_content)
+        configured = server.settings.output_budget_chars or (ctx.settings.output_budget_chars if ctx else DEFAULT_BUDGET)
+        bounded = bound(converted.text, budget_for_window(configured, self.manager.window()), self.manager.save)
+        if result.is_error:
+            raise ToolError(f"{remote} on MCP server '{server.name}' reported an error: {bounded.text or '(no details)'}")
+        data: dict[str, Any] = {"content": bounded.text}
+        if converted.images:
+            data["images"] = converted.images
+        return data
+
+    def _failure(self, server: _Server, remote: str, exc: Exception, timeout: float) -> ToolError:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types.jsonrpc import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from pydantic import ValidationError
+
+        lost = server.lost is not None and server.lost.is_set()
+        if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and str(exc.error.message) == _SDK_CLOSED:
+            lost = True
+        if lost:
+            self.manager.connection_lost(server)
+            return ToolError(f"MCP server '{server.name}' lost its connection during the call to {remote} "
+                             f"({describe(exc, server)}); it is being restarted. The call may or may not have "
+                             f"taken effect. See {server.log_path}")
+        if isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT:
+            return ToolError(self._timed_out(server, remote, timeout))
+        if isinstance(exc, MCPError):
+            return ToolError(f"{remote} on MCP server '{server.name}' failed: {exc.error.message} "
+                             f"(JSON-RPC error {exc.code})")
+        if isinstance(exc, ValidationError):
+            err = exc.errors()[0]
+            return ToolError(f"{remote} on MCP server '{server.name}' answered with something that is not a valid "
+                             f"MCP result ({'.'.join(map(str, err['loc']))}: {err['msg']})")
+        return ToolError(f"{remote} on MCP server '{server.name}' failed: {describe(exc, server)}")
+
+    @staticmethod
+    def _timed_out(server: _Server, remote: str, timeout: float) -> str:
+        return (f"{remote} on MCP server '{server.name}' did not answer within {timeout:g} s; the call was cancelled "
+                "and the server keeps running (raise call_timeout_s in its config for longer calls)")
+
+    # ---- a server's request for user input, answered on the main thread ------------------------------
+    async def elicit_on_main(self, params: Any) -> Any:
+        import mcp_types as types
+
+        q, answer = self._queue, self.manager.elicit
+        if q is None or answer is None:
+            return types.ElicitResult(action="decline")
+        reply: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        q.put(("elicit", (params, reply)))
+        return await asyncio.wrap_future(reply)
+
+    def _answer(self, params: Any, reply: concurrent.futures.Future[Any]) -> None:
+        import mcp_types as types
+
+        try:
+            result = self.manager.elicit(params) if self.manager.elicit else None
+        except Exception:  # noqa: BLE001 - a broken form declines; the call goes on
+            result = None
+        reply.set_result(result if result is not None else types.ElicitResult(action="decline"))
+
+
+def progress_text(done: float, total: float | None, message: str | None) -> str:
+    amount = f"{100 * done / total:.0f}%" if total else f"{done:g}"
+    return f"progress {amount}" + (f": {message}" if message else "")

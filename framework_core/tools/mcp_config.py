@@ -1,0 +1,127 @@
+"""MCP server configuration: a workspace `.mcp.json` as Claude Code writes it, `${VAR}` expansion, the launch.
+
+`.mcp.json` holds `{"mcpServers": {name: {type, command, args, env, url, headers, ...}}}`. LACA's own keys
+(`permission`, `tools`, `disabled`, `output_budget_chars`, timeouts) are read there too; other keys are
+reported and ignored. `${VAR}` and `${VAR:-default}` are expanded only when a server starts, so the values
+of secrets never sit in the loaded configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
+
+from framework_core.config import McpServerSettings
+from framework_core.errors import ConfigError
+
+MCP_JSON = ".mcp.json"
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_KNOWN = ("type", "command", "args", "env", "cwd", "url", "headers", "permission", "tools", "call_timeout_s",
+          "startup_timeout_s", "output_budget_chars", "enabled", "disabled")
+_STRING_MAPS = ("env", "headers")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How one server is reached once `${VAR}`s are expanded: a command (stdio) or a url (http, sse)."""
+
+    transport: Literal["stdio", "http", "sse"]
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str = ""
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def expand(value: str, environ: Mapping[str, str], missing: list[str]) -> str:
+    """`${VAR}` and `${VAR:-default}` from `environ`; names without a value or default go to `missing`."""
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        value = environ.get(name)
+        if value or (value is not None and default is None):
+            return value
+        if default is not None:  # as in the shell, ":-" also replaces an empty value
+            return default
+        missing.append(name)
+        return ""
+    return _VAR.sub(sub, value)
+
+
+def resolve_launch(name: str, settings: McpServerSettings, workspace: Path, environ: Mapping[str, str]) -> Launch:
+    """Expand a server's settings for starting it. Raises ConfigError naming any variable that is not set."""
+    missing: list[str] = []
+    x = lambda v: expand(v, environ, missing)  # noqa: E731
+    launch = Launch(settings.transport, command=x(settings.command or ""), args=tuple(x(a) for a in settings.args),
+                    env={k: x(v) for k, v in settings.env.items()}, cwd=x(settings.cwd or "") or str(workspace),
+                    url=x(settings.url or ""), headers={k: x(v) for k, v in settings.headers.items()})
+    if missing:
+        names = ", ".join(dict.fromkeys(missing))
+        raise ConfigError(f"MCP server '{name}' needs the environment variable(s) {names}: set them before starting "
+                          f"LACA, or give a default in the config as ${{{missing[0]}:-value}}")
+    return launch
+
+
+def stdio_parameters(launch: Launch, wrapper: Sequence[str] = ()) -> Any:
+    """The one place a stdio server's process is described: argv (after an optional wrapper such as a
+    sandbox), environment and working directory. The SDK adds only HOME, LOGNAME, PATH, SHELL, TERM and
+    USER to `env`, so no other variable of LACA's (API keys included) reaches the server."""
+    from mcp.client.stdio import StdioServerParameters
+
+    argv = [*wrapper, launch.command, *launch.args]
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=dict(launch.env), cwd=launch.cwd,
+                                 encoding_error_handler="replace")
+
+
+def load_mcp_json(workspace: Path) -> dict[str, McpServerSettings]:
+    """Read a workspace `.mcp.json`. Unknown keys are noted on the server's settings (see `config_notes`)."""
+    from pydantic import ValidationError
+
+    path = workspace / MCP_JSON
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"invalid JSON: {exc}", path=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read it: {exc.strerror or exc}", path=str(path)) from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ConfigError("expected an object with a 'mcpServers' mapping", path=str(path))
+    out: dict[str, McpServerSettings] = {}
+    for name, raw in servers.items():
+        if not isinstance(raw, dict):
+            raise ConfigError(f"server '{name}' must be an object", path=str(path))
+        fields = {k: _stringify(k, v) for k, v in raw.items() if k in _KNOWN}
+        try:
+            settings = McpServerSettings(**fields)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(map(str, err["loc"]))
+            raise ConfigError(f"server '{name}': {where + ': ' if where else ''}{err['msg'].removeprefix('Value error, ')}",
+                              path=str(path)) from None
+        settings._notes = [_unknown_note(name, key) for key in raw if key not in _KNOWN]
+        out[name] = settings
+    return out
+
+
+def config_notes(settings: McpServerSettings) -> list[str]:
+    """What loading a server's settings had to say (unknown keys), for the user."""
+    return list(settings._notes)
+
+
+def _stringify(key: str, value: Any) -> Any:
+    """JSON numbers and booleans in env and headers become the strings a process or an HTTP header needs."""
+    if key in _STRING_MAPS and isinstance(value, dict):
+        return {k: (json.dumps(v) if isinstance(v, bool) else str(v)) if isinstance(v, (int, float, bool)) else v
+                for k, v in value.items()}
+    return value
+
+
+def _unknown_note(server: str, key: str) -> str:
+    if key == "oauth":
+        return (f"{MCP_JSON}: server '{server}': OAuth sign-in is not supported yet and was ignored; give a token "
+                "in headers instead (Authorization: 'Bearer ${MY_TOKEN}')")
+    return f"{MCP_JSON}: server '{server}': unknown key '{key}' ignored (LACA reads: {', '.join(_KNOWN)})"

@@ -1,0 +1,105 @@
+"""MCP tool results as the model can use them: text, images for the provider, notes for everything else.
+
+Text is text. Images in a format both wire APIs accept (PNG, JPEG, GIF, WebP, checked by their bytes, not
+only by the declared type) go to the provider as image blocks, within a size cap. Audio and binary resources
+become a short note. A resource link keeps its URI, name, description and type. `structuredContent` is used
+only when there is no content (the spec asks servers to repeat it as text), so a result is counted once.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+IMAGE_MAX_BYTES = 1_500_000  # per image, decoded
+MAX_IMAGES = 4  # per result
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
+          (b"GIF89a", "image/gif"))
+
+
+@dataclass
+class Converted:
+    text: str
+    images: list[dict[str, str]] = field(default_factory=list)  # {"mime_type": ..., "data": base64}
+
+
+def convert(content: list[Any], structured: Any = None) -> Converted:
+    out = Converted("")
+    parts = [_part(item, out) for item in content or []]
+    if not parts and structured is not None:
+        parts = [json.dumps(structured, ensure_ascii=False, default=str)]
+    out.text = "\n".join(parts)
+    return out
+
+
+def _part(item: Any, out: Converted) -> str:
+    kind = getattr(item, "type", "")
+    if kind == "text":
+        return str(item.text)
+    if kind == "image":
+        return _image(str(item.data), str(item.mime_type), out)
+    if kind == "audio":
+        return f"[audio {item.mime_type}, {_size(_decoded_len(item.data))}: not sent (the model's API takes no audio " \
+               "in tool results)]"
+    if kind == "resource_link":
+        return _link(item)
+    if kind == "resource":
+        return _embedded(item.resource)
+    return f"[{kind or 'unknown'} content: not shown]"
+
+
+def _image(data: str, declared: str, out: Converted) -> str:
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return f"[image {declared}: not attached, its data is not valid base64]"
+    mime = _sniff(raw)
+    if mime is None:
+        return f"[image {declared}, {_size(len(raw))}: not attached (only PNG, JPEG, GIF and WebP can be sent)]"
+    if len(raw) > IMAGE_MAX_BYTES:
+        return f"[image {mime}, {_size(len(raw))}: not attached (over the {_size(IMAGE_MAX_BYTES)} limit)]"
+    if len(out.images) >= MAX_IMAGES:
+        return f"[image {mime}, {_size(len(raw))}: not attached (at most {MAX_IMAGES} images per result)]"
+    out.images.append({"mime_type": mime, "data": data})
+    return f"[image {len(out.images)}: {mime}, {_size(len(raw))}, attached]"
+
+
+def _sniff(raw: bytes) -> str | None:
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "image/webp"
+    return next((mime for magic, mime in _MAGIC if raw.startswith(magic)), None)
+
+
+def _link(item: Any) -> str:
+    title = getattr(item, "title", None)
+    head = f"[resource link] {item.name}" + (f" ({title})" if title and title != item.name else "")
+    lines = [head, f"  uri: {item.uri}"]
+    if getattr(item, "description", None):
+        lines.append(f"  description: {item.description}")
+    if getattr(item, "mime_type", None) or getattr(item, "size", None) is not None:
+        size = f", {_size(item.size)}" if getattr(item, "size", None) is not None else ""
+        lines.append(f"  type: {item.mime_type or 'unknown'}{size}")
+    return "\n".join(lines)
+
+
+def _embedded(res: Any) -> str:
+    mime = getattr(res, "mime_type", None)
+    label = f"{res.uri}" + (f" ({mime})" if mime else "")
+    text = getattr(res, "text", None)
+    if text is not None:
+        return f"[resource {label}]\n{text}"
+    return f"[binary resource {label}, {_size(_decoded_len(getattr(res, 'blob', '')))}: not shown]"
+
+
+def _decoded_len(data: Any) -> int:
+    text = str(data or "")
+    return len(text) * 3 // 4 - text[-2:].count("=")
+
+
+def _size(n: int) -> str:
+    if n < 1000:
+        return f"{n} bytes"
+    return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"

@@ -1,0 +1,187 @@
+"""An MCP server with every case the client must handle, built on the SDK's low-level `Server`.
+
+Tools come in pages of PAGE; `add_tool` adds one and sends `tools/list_changed`; a task-only tool and a tool
+with a broken schema are listed too. Results cover text, errors (isError and JSON-RPC), progress, images,
+audio, resource links, embedded resources, structured content, server logs, roots and elicitation.
+`pid` gives the process id, so a test can kill exactly this server.
+
+Speaks stdio by default; `--http PORT` serves Streamable HTTP at http://127.0.0.1:PORT/mcp, and with
+CASES_TOKEN set in its environment it answers 401 unless `Authorization: Bearer <CASES_TOKEN>` is sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import struct
+import sys
+import zlib
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
+
+PAGE = 4
+INSTRUCTIONS = "Call echo to repeat text. Prefer big_text for large outputs."
+_OBJ = {"type": "object", "properties": {}}
+
+
+def png(width: int = 2, height: int = 2, pad: int = 0) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"") + b"\x00" * pad)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def tool(name: str, description: str, props: dict[str, Any] | None = None, **extra: Any) -> types.Tool:
+    schema = {"type": "object", "properties": props or {}}
+    return types.Tool(name=name, description=description, input_schema=schema, **extra)
+
+
+TOOLS = [
+    tool("echo", "Repeat the text.", {"text": {"type": "string", "description": "what to repeat"}}),
+    tool("fail", "A tool error (isError)."),
+    tool("rpc_error", "A JSON-RPC error for the call."),
+    tool("slow", "Report progress, then answer.", {"steps": {"type": "integer"}, "delay": {"type": "number"}}),
+    tool("image", "A small PNG."),
+    tool("big_image", "A PNG over the size cap."),
+    tool("audio", "A WAV clip."),
+    tool("link", "A resource link."),
+    tool("embedded", "An embedded text resource and a binary one."),
+    tool("big_text", "Many lines, also as structured content.", {"lines": {"type": "integer"}}),
+    tool("structured_only", "Structured content and no text."),
+    tool("add_tool", "Add the tool 'added' and say so."),
+    tool("env", "The value of an environment variable.", {"name": {"type": "string"}}),
+    tool("env_names", "The names in the environment."),
+    tool("roots", "The client's roots."),
+    tool("ask", "Ask the user for a name."),
+    tool("pid", "The server's process id."),
+    tool("do.thing", "A name with a dot."),
+    tool("do thing", "A name with a space."),
+    tool("do_thing", "A plain name."),
+    tool("task_only", "Runs only as a task.", execution=types.ToolExecution(task_support="required")),
+]
+added: list[types.Tool] = []
+
+
+async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    everything = TOOLS + added
+    start = int(params.cursor) if params and params.cursor else 0
+    nxt = str(start + PAGE) if start + PAGE < len(everything) else None
+    return types.ListToolsResult(tools=everything[start:start + PAGE], next_cursor=nxt)
+
+
+def text(value: str) -> list[types.ContentBlock]:
+    return [types.TextContent(text=value)]
+
+
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    name, args = params.name, params.arguments or {}
+    session = ctx.session
+    if name == "echo":
+        await session.send_log_message("info", f"echo called with {args.get('text')!r}", logger="cases")
+        return types.CallToolResult(content=text(str(args.get("text", ""))))
+    if name == "fail":
+        return types.CallToolResult(content=text("the tool failed on purpose"), is_error=True)
+    if name == "rpc_error":
+        raise MCPError(code=-32000, message="rpc failure on purpose")
+    if name == "slow":
+        steps = int(args.get("steps", 3))
+        for i in range(1, steps + 1):
+            await session.report_progress(i, steps, f"step {i}")
+            await anyio.sleep(float(args.get("delay", 0.05)))
+        return types.CallToolResult(content=text("slow done"))
+    if name in ("image", "big_image"):
+        data = png() if name == "image" else png(pad=2_000_000)
+        return types.CallToolResult(content=[types.TextContent(text="here is the picture"),
+                                             types.ImageContent(data=b64(data), mime_type="image/png")])
+    if name == "audio":
+        return types.CallToolResult(content=[types.AudioContent(data=b64(b"RIFF" + b"\x00" * 4000), mime_type="audio/wav")])
+    if name == "link":
+        return types.CallToolResult(content=[types.ResourceLink(
+            uri="file:///srv/report.pdf", name="report.pdf", title="Quarterly report",
+            description="The figures for Q3", mime_type="application/pdf", size=123_456)])
+    if name == "embedded":
+        return types.CallToolResult(content=[
+            types.EmbeddedResource(resource=types.TextResourceContents(uri="mem://notes.txt", mime_type="text/plain",
+                                                                       text="embedded notes")),
+            types.EmbeddedResource(resource=types.BlobResourceContents(uri="mem://blob.bin", blob=b64(b"\x00" * 3000),
+                                                                       mime_type="application/octet-stream"))])
+    if name == "big_text":
+        lines = [f"row {i:06d} " + "y" * 60 for i in range(int(args.get("lines", 50_000)))]
+        return types.CallToolResult(content=text("\n".join(lines)), structured_content={"rows": lines})
+    if name == "structured_only":
+        return types.CallToolResult(content=[], structured_content={"answer": 42})
+    if name == "add_tool":
+        if not added:
+            added.append(tool("added", "Added while running."))
+        await session.send_tool_list_changed()
+        return types.CallToolResult(content=text("added"))
+    if name == "env":
+        return types.CallToolResult(content=text(os.environ.get(str(args.get("name")), "(unset)")))
+    if name == "env_names":
+        return types.CallToolResult(content=text(" ".join(sorted(os.environ))))
+    if name == "roots":
+        roots = await session.list_roots()
+        return types.CallToolResult(content=text(" ".join(str(r.uri) for r in roots.roots)))
+    if name == "ask":
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        answer = await session.elicit_form("What is your name?", schema)
+        return types.CallToolResult(content=text(f"{answer.action}: {answer.content}"))
+    if name == "pid":
+        return types.CallToolResult(content=text(str(os.getpid())))
+    if name in ("do.thing", "do thing", "do_thing", "added"):
+        return types.CallToolResult(content=text(f"called {name}"))
+    raise MCPError(code=-32602, message=f"unknown tool {name}")
+
+
+async def bad_schema(ctx: Any, call_next: Any) -> Any:
+    """Adds a tool with a broken input schema to the first page, past the SDK's own validation."""
+    result = await call_next(ctx)
+    if ctx.method == "tools/list" and not (ctx.params or {}).get("cursor"):
+        result["tools"].append({"name": "bad_schema", "inputSchema": "not a schema"})
+    return result
+
+
+server = Server("cases-test-server", version="1.0", instructions=INSTRUCTIONS, on_list_tools=list_tools,
+                on_call_tool=call_tool)
+server.middleware.append(bad_schema)
+
+
+async def stdio() -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
+
+
+def http(port: int) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app()
+    token = os.environ.get("CASES_TOKEN")
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers") or [])
+        if scope["type"] == "http" and token and headers.get(b"authorization") != f"Bearer {token}".encode():
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"missing or wrong token"})
+            return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    print("cases-test-server starting (this line goes to the log)", file=sys.stderr, flush=True)
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        http(int(sys.argv[2]))
+    else:
+        anyio.run(stdio)

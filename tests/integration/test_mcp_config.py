@@ -1,0 +1,169 @@
+"""A `.mcp.json` as Claude Code writes it works unchanged: type, headers, ${VAR} and ${VAR:-default}, LACA's own
+keys, unknown keys reported; and each transport it names (stdio, http, sse) is reached, headers included."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from framework_core.config import McpServerSettings
+from framework_core.errors import ConfigError
+from framework_core.tools.base import ToolRegistry
+from framework_core.tools.mcp import McpManager, load_mcp_json
+from framework_core.tools.mcp_config import config_notes, expand, resolve_launch
+from tests.integration.mcp_servers import CASES, SLOW, free_port, served
+
+
+def write(ws: Path, servers: dict) -> Path:
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    return ws
+
+
+CLAUDE = {
+    "github": {"type": "http", "url": "https://api.example.com/mcp/", "headers": {"Authorization": "Bearer ${GH_PAT}"}},
+    "legacy": {"type": "sse", "url": "${SSE_URL:-http://localhost:9000/sse}"},
+    "time": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone=${TZ_NAME:-UTC}"],
+             "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "RETRIES": 3}},
+}
+
+
+def test_claude_codes_keys_are_read(tmp_path: Path) -> None:
+    servers = load_mcp_json(write(tmp_path, CLAUDE))
+    assert {n: s.transport for n, s in servers.items()} == {"github": "http", "legacy": "sse", "time": "stdio"}
+
+
+def test_headers_are_kept(tmp_path: Path) -> None:
+    assert load_mcp_json(write(tmp_path, CLAUDE))["github"].headers == {"Authorization": "Bearer ${GH_PAT}"}
+
+
+def test_numbers_in_env_become_strings(tmp_path: Path) -> None:
+    assert load_mcp_json(write(tmp_path, CLAUDE))["time"].env["RETRIES"] == "3"
+
+
+def test_variables_are_expanded_at_launch_in_env_args_url_and_headers(tmp_path: Path) -> None:
+    servers = load_mcp_json(write(tmp_path, CLAUDE))
+    env = {"GH_PAT": "ghp_1", "GITHUB_TOKEN": "ghp_2", "TZ_NAME": "Europe/Paris"}
+    got = [resolve_launch(n, servers[n], tmp_path, env) for n in ("github", "legacy", "time")]
+    assert (got[0].headers, got[1].url, got[2].args, got[2].env["GITHUB_TOKEN"]) == (
+        {"Authorization": "Bearer ghp_1"}, "http://localhost:9000/sse",
+        ("mcp-server-time", "--local-timezone=Europe/Paris"), "ghp_2")
+
+
+def test_the_loaded_settings_keep_the_placeholders_not_the_secrets(tmp_path: Path) -> None:
+    assert load_mcp_json(write(tmp_path, CLAUDE))["time"].env["GITHUB_TOKEN"] == "${GITHUB_TOKEN}"
+
+
+def test_a_missing_variable_is_named_with_the_fix(tmp_path: Path) -> None:
+    servers = load_mcp_json(write(tmp_path, CLAUDE))
+    with pytest.raises(ConfigError, match=r"needs the environment variable\(s\) GH_PAT.*\$\{GH_PAT:-value\}"):
+        resolve_launch("github", servers["github"], tmp_path, {})
+
+
+@pytest.mark.parametrize("text, env, expected", [
+    ("${A}", {"A": "1"}, "1"), ("${A:-d}", {}, "d"), ("${A:-d}", {"A": ""}, "d"), ("${A}", {"A": ""}, ""),
+    ("x${A}y${B:-z}", {"A": "-"}, "x-yz"), ("$A ${A", {"A": "1"}, "$A ${A")])
+def test_expansion_follows_the_shell(text: str, env: dict, expected: str) -> None:
+    assert expand(text, env, []) == expected
+
+
+def test_laca_keys_are_accepted_in_mcp_json(tmp_path: Path) -> None:
+    s = load_mcp_json(write(tmp_path, {"t": {"command": "x", "permission": "always", "tools": {"a": "never"},
+                                             "output_budget_chars": 4000, "call_timeout_s": 5}}))["t"]
+    assert (s.permission, s.tools, s.output_budget_chars, s.call_timeout_s) == ("always", {"a": "never"}, 4000, 5)
+
+
+def test_disabled_servers_are_not_active(tmp_path: Path) -> None:
+    assert not load_mcp_json(write(tmp_path, {"t": {"command": "x", "disabled": True}}))["t"].active
+
+
+def test_unknown_keys_are_reported_not_fatal(tmp_path: Path) -> None:
+    s = load_mcp_json(write(tmp_path, {"t": {"command": "x", "autoApprove": ["a"]}}))["t"]
+    assert config_notes(s) == [".mcp.json: server 't': unknown key 'autoApprove' ignored (LACA reads: type, command, "
+                               "args, env, cwd, url, headers, permission, tools, call_timeout_s, startup_timeout_s, "
+                               "output_budget_chars, enabled, disabled)"]
+
+
+def test_oauth_gets_its_own_note(tmp_path: Path) -> None:
+    s = load_mcp_json(write(tmp_path, {"t": {"type": "http", "url": "https://x/mcp", "oauth": {"clientId": "a"}}}))["t"]
+    assert "OAuth sign-in is not supported yet" in config_notes(s)[0]
+
+
+def test_a_server_without_command_or_url_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="server 't': a stdio server needs a command"):
+        load_mcp_json(write(tmp_path, {"t": {"args": ["x"]}}))
+
+
+def test_broken_json_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text("{broken")
+    with pytest.raises(ConfigError, match="invalid JSON"):
+        load_mcp_json(tmp_path)
+
+
+def test_streamable_http_aliases_mean_http() -> None:
+    assert McpServerSettings(type="streamable-http", url="http://x/mcp").transport == "http"
+
+
+# ---- the transports, reached -----------------------------------------------------------------------------
+def started(tmp_path: Path, settings: McpServerSettings, environ: dict[str, str] | None = None) -> McpManager:
+    mgr = McpManager({"remote": settings}, ToolRegistry(), tmp_path, tmp_path)
+    if environ:
+        mgr.environ.update(environ)
+    mgr.start()
+    mgr.wait_ready(30)
+    return mgr
+
+
+def test_http_headers_from_the_environment_are_sent(tmp_path: Path) -> None:
+    port = free_port()
+    with served([CASES, "--http", str(port)], port, env={"CASES_TOKEN": "s3cret"}):
+        mgr = started(tmp_path, McpServerSettings(type="http", url=f"http://127.0.0.1:{port}/mcp",
+                                                  headers={"Authorization": "Bearer ${MY_TOKEN}"}), {"MY_TOKEN": "s3cret"})
+        try:
+            assert mgr.call("remote", "echo", {"text": "over http"})["content"] == "over http"
+        finally:
+            mgr.close()
+
+
+def test_http_401_says_the_server_wants_credentials(tmp_path: Path) -> None:
+    port = free_port()
+    with served([CASES, "--http", str(port)], port, env={"CASES_TOKEN": "s3cret"}):
+        mgr = started(tmp_path, McpServerSettings(type="http", url=f"http://127.0.0.1:{port}/mcp"))
+        error = mgr.status()[0].error or ""
+        mgr.close()
+    assert error.startswith(f"HTTP 401 Unauthorized from http://127.0.0.1:{port}/mcp: the server wants credentials")
+
+
+def test_http_tool_errors_are_results(tmp_path: Path) -> None:
+    from framework_core.errors import ToolError
+
+    port = free_port()
+    with served([SLOW, "--http", str(port)], port):
+        mgr = started(tmp_path, McpServerSettings(url=f"http://127.0.0.1:{port}/mcp", call_timeout_s=5))
+        try:
+            with pytest.raises(ToolError, match="reported an error"):
+                mgr.call("remote", "fail", {})
+        finally:
+            mgr.close()
+
+
+def test_sse_servers_are_reached(tmp_path: Path) -> None:
+    port = free_port()
+    with served([SLOW, "--sse", str(port)], port):
+        mgr = started(tmp_path, McpServerSettings(type="sse", url=f"http://127.0.0.1:{port}/sse"))
+        try:
+            assert mgr.call("remote", "echo", {"text": "over sse"})["content"] == "over sse"
+        finally:
+            mgr.close()
+
+
+def test_sdk_log_lines_go_to_the_log_not_the_screen(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    with served([SLOW, "--http", str(port)], port) as proc:
+        mgr = started(tmp_path, McpServerSettings(url=f"http://127.0.0.1:{port}/mcp", call_timeout_s=5))
+        proc.terminate()
+        proc.wait(10)
+        mgr.close()  # terminating the session with a dead server makes the SDK log a warning
+    assert "Session termination failed" not in capfd.readouterr().err

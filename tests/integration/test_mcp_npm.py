@@ -1,0 +1,111 @@
+"""The official npm reference servers (server-everything, server-filesystem), where node and the packages are
+on this machine already: nothing is downloaded by the tests (npx --offline); otherwise they are skipped."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from framework_core.config import McpServerSettings, TepsSettings
+from framework_core.tools.base import ToolContext, ToolRegistry
+from framework_core.tools.mcp import McpManager
+from tests.integration.mcp_servers.cases_server import png
+
+EVERYTHING = "@modelcontextprotocol/server-everything"
+FILESYSTEM = "@modelcontextprotocol/server-filesystem"
+# Read now, before the tests' private HOME replaces the user's: the npm cache the packages are in.
+NPM_CACHE = os.environ.get("npm_config_cache") or str(Path.home() / ".npm")
+
+
+def offline(package: str) -> str | None:
+    """Why `package` cannot run from the local npm cache, or None when it can."""
+    if shutil.which("npx") is None or shutil.which("node") is None:
+        return "node and npx are not installed"
+    probe = subprocess.run(["npx", "--offline", "-y", "-p", package, "node", "-e", "0"], capture_output=True,
+                           env={**os.environ, "npm_config_cache": NPM_CACHE}, timeout=120, stdin=subprocess.DEVNULL)
+    return None if probe.returncode == 0 else f"{package} is not in the npm cache ({NPM_CACHE}); fetch it once with " \
+                                              f"`npx -y -p {package} node -e 0` to run these tests"
+
+
+def npx(package: str, *args: str, **settings) -> McpServerSettings:
+    return McpServerSettings(command="npx", args=["--offline", "-y", package, *args],
+                             env={"npm_config_cache": NPM_CACHE}, **settings)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[McpManager, Path]]:
+    for package in (EVERYTHING, FILESYSTEM):
+        why = offline(package)
+        if why:
+            pytest.skip(why)
+    ws = tmp_path_factory.mktemp("ws").resolve()
+    (ws / "big.txt").write_text("".join(f"line {i:07d} " + "w" * 60 + "\n" for i in range(30_000)))  # 2.2 MB
+    (ws / "pic.png").write_bytes(png(4, 4))
+    servers = {"everything": npx(EVERYTHING, call_timeout_s=30), "fs": npx(FILESYSTEM, str(ws))}
+    mgr = McpManager(servers, ToolRegistry(), tmp_path_factory.mktemp("logs"), ws)
+    mgr.environ = {**os.environ, "OPENAI_API_KEY": "sk-not-for-servers"}
+    mgr.start()
+    assert mgr.wait_ready(90) == [], mgr.status()
+    yield mgr, ws
+    mgr.close()
+
+
+def ctx(tmp: Path, lines: list[str] | None = None) -> ToolContext:
+    out = lines if lines is not None else []
+    return ToolContext(tmp, TepsSettings(output_budget_chars=10_000), {}, on_output=out.append)
+
+
+def test_everything_lists_all_its_tools(reference) -> None:
+    mgr, _ = reference
+    tools = {s.name: s.tools for s in mgr.status()}["everything"]
+    assert {"echo", "get-sum", "get-tiny-image", "get-resource-links", "trigger-long-running-operation"} <= set(tools)
+
+
+def test_everything_task_only_tool_is_hidden(reference) -> None:
+    mgr, _ = reference
+    notes = {s.name: s.notes for s in mgr.status()}["everything"]
+    assert all("runs only as a task" in n for n in notes)
+
+
+def test_everything_instructions_are_offered(reference) -> None:
+    mgr, _ = reference
+    assert "### From MCP server 'everything'" in mgr.instructions_prompt()
+
+
+def test_everything_get_env_shows_no_key_of_laca(reference) -> None:
+    mgr, _ = reference
+    assert "sk-not-for-servers" not in mgr.call("everything", "get-env", {})["content"]
+
+
+def test_everything_tiny_image_is_an_image(reference) -> None:
+    mgr, _ = reference
+    assert mgr.call("everything", "get-tiny-image", {})["images"][0]["mime_type"] == "image/png"
+
+
+def test_everything_resource_links_keep_their_uris(reference) -> None:
+    mgr, _ = reference
+    assert "  uri: " in mgr.call("everything", "get-resource-links", {"count": 2})["content"]
+
+
+def test_everything_long_operation_reports_progress(reference, tmp_path: Path) -> None:
+    mgr, _ = reference
+    lines: list[str] = []
+    mgr.call("everything", "trigger-long-running-operation", {"duration": 1, "steps": 3}, ctx(tmp_path, lines))
+    assert [line.split(":")[0].strip() for line in lines] == ["progress 33%", "progress 67%", "progress 100%"]
+
+
+def test_filesystem_big_file_is_cut_to_the_budget(reference, tmp_path: Path) -> None:
+    mgr, ws = reference
+    out = mgr.call("fs", "read_text_file", {"path": str(ws / "big.txt")}, ctx(tmp_path))["content"]
+    assert len(out) <= 10_000 and "left out" in out
+
+
+def test_filesystem_media_file_is_an_image_not_base64_text(reference, tmp_path: Path) -> None:
+    mgr, ws = reference
+    out = mgr.call("fs", "read_media_file", {"path": str(ws / "pic.png")}, ctx(tmp_path))
+    assert (len(out.get("images", [])), "iVBOR" in out["content"]) == (1, False)
