@@ -134,21 +134,21 @@ class Commands:
 
     # -- tools --------------------------------------------------------------------------------
     def tools(self, arg: str) -> None:
-        table = Table("tool", "source", "permission", "description", box=None)
-        for spec in sorted(self.agent.teps.registry.all(), key=lambda s: (s.source != "builtin", s.name)):
-            perm = spec.permission or {"bash": "policy (safe runs, others ask)", "read": "policy (runs, flags outside)",
-                                       "write": "asks", "generic": "asks"}[spec.kind]
-            table.add_row(spec.name, spec.source, perm, (spec.description.splitlines() or [""])[0][:70])
-        self.repl.console.print(table)
+        from framework_core.ui.tool_view import tool_detail, tool_table
+
+        if arg.strip():
+            self.repl.console.print(tool_detail(self.agent.teps.registry, arg.strip()))
+            return
+        self.repl.console.print(tool_table(self.agent.teps.registry))
+        self.say("/tools NAME shows a tool's description and parameters.", "laca.dim")
 
     def mcp(self, arg: str) -> None:
+        from framework_core.ui.tool_view import mcp_table
+
         if self.agent.mcp is None:
             self.say("No MCP servers configured (mcp_servers: in framework_config.yaml, or a workspace .mcp.json).")
             return
-        table = Table("server", "state", "tools", "note", box=None)
-        for st in self.agent.mcp.status():
-            table.add_row(st.name, st.state, ", ".join(st.tools) or "-", st.error or str(st.log_path))
-        self.repl.console.print(table)
+        self.repl.console.print(mcp_table(self.agent.mcp.status()))
 
     def undo(self, arg: str) -> None:
         """Revert the newest change(s), a command's or a file write's; asks before overwriting later edits."""

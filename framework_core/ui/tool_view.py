@@ -1,0 +1,86 @@
+"""What /tools and /mcp show: the tools with their source and permission, one tool's description and
+parameters, the MCP servers' state. Names and descriptions can come from an MCP server: shown safely."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from framework_core.ui.safe_text import visible
+
+if TYPE_CHECKING:
+    from framework_core.tools.base import ToolRegistry, ToolSpec
+    from framework_core.tools.mcp_state import ServerStatus
+
+_POLICY = {"bash": "policy (safe runs, others ask)", "read": "policy (runs, flags outside)", "write": "asks",
+           "generic": "asks"}
+
+
+def _permission(spec: "ToolSpec") -> str:
+    return spec.permission or _POLICY[spec.kind]
+
+
+def _origin(spec: "ToolSpec") -> str:
+    """Where a tool comes from, with its own name on its MCP server."""
+    if spec.server:
+        return f"mcp:{visible(spec.server)} · {visible(spec.remote_name or spec.name)}"
+    return spec.source
+
+
+def tool_table(registry: "ToolRegistry") -> Table:
+    table = Table("tool", "source", "permission", "description", box=None)
+    for spec in sorted(registry.all(), key=lambda s: (s.source != "builtin", s.name)):
+        first = (spec.description.splitlines() or [""])[0]
+        table.add_row(spec.name, _origin(spec), _permission(spec), visible(first[:70]))
+    return table
+
+
+def tool_detail(registry: "ToolRegistry", name: str) -> Any:
+    spec = registry.get(name) or _by_original(registry, name)
+    if spec is None:
+        close = sorted(s.name for s in registry.all() if name.lower() in s.name.lower())
+        hint = f" Did you mean: {', '.join(close[:5])}?" if close else " /tools lists them."
+        return Text(f"No tool named '{visible(name)}'.{hint}", style="laca.warn")
+    head = Text(spec.name, style="bold")
+    head.append(f"  ({_origin(spec)}; permission: {_permission(spec)})", style="laca.dim")
+    params = Table("parameter", "type", "required", "description", box=None, title="Parameters",
+                   title_justify="left")
+    schema = spec.parameters or {}
+    required = set(schema.get("required") or [])
+    for pname, prop in (schema.get("properties") or {}).items():
+        prop = prop if isinstance(prop, dict) else {}
+        params.add_row(visible(str(pname)), visible(_type_of(prop)), "yes" if pname in required else "",
+                       visible(str(prop.get("description") or "")))
+    body = params if params.row_count else Text("No parameters.", style="laca.dim")
+    return Group(head, Text(visible(spec.description.strip())), body)
+
+
+def _by_original(registry: "ToolRegistry", name: str) -> "ToolSpec | None":
+    found = [s for s in registry.all() if s.remote_name == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _type_of(prop: dict[str, Any]) -> str:
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kind = " | ".join(map(str, kind))
+    if "enum" in prop:
+        return f"{kind or 'one of'}: {', '.join(map(str, prop['enum']))}"
+    if kind == "array" and isinstance(prop.get("items"), dict):
+        return f"array of {_type_of(prop['items'])}"
+    return str(kind or ("one of several" if "anyOf" in prop or "oneOf" in prop else "any"))
+
+
+def mcp_table(statuses: list["ServerStatus"]) -> Any:
+    table = Table("server", "state", "tools", "note", box=None)
+    notes: list[Text] = []
+    for st in statuses:
+        note = st.error or str(st.log_path)
+        if st.instructions:
+            note += " · instructions in the system prompt"
+        table.add_row(visible(st.name), st.state, visible(", ".join(st.tools)) or "-", visible(note))
+        notes += [Text(f"  {visible(st.name)}: {visible(n)}", style="laca.dim") for n in st.notes]
+    return Group(table, *notes)
