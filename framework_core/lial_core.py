@@ -18,6 +18,8 @@ Role = Literal["system", "user", "assistant", "tool_result"]
 ToolStatus = Literal["success", "error", "declined_by_user", "blocked_by_policy", "dry_run"]
 
 ICERC_FIELD = "icerc_full_text"
+#: A tool result's images ({"mime_type", "data" (base64)}), sent to the provider as image blocks, not as text.
+IMAGES_KEY = "images"
 ICERC_DESCRIPTION = (
     "ICERC pre-brief shown to the user before the tool runs: Intent, Command (the exact action), "
     "Expected outcome, Risk assessment, Confirmation request."
@@ -119,8 +121,9 @@ class ToolResult:
                 "data": dict(self.data)}
 
     def to_model_text(self) -> str:
-        """What the model reads: compact JSON of status and data."""
-        return json.dumps({"status": self.status, **self.data}, ensure_ascii=False, default=str)
+        """What the model reads: compact JSON of status and data (images go to the provider as image blocks)."""
+        data = {k: v for k, v in self.data.items() if k != IMAGES_KEY}
+        return json.dumps({"status": self.status, **data}, ensure_ascii=False, default=str)
 
     @property
     def is_error(self) -> bool:
@@ -139,6 +142,7 @@ class Message:
     is_error: bool = False  # tool_result only: the call failed or was declined
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"cut_off": True}
     provider_state: ProviderState | None = None  # assistant only: sent back to the API that produced it
+    images: list[dict[str, str]] = field(default_factory=list)  # tool_result only: {"mime_type", "data" (base64)}
 
     def state_for(self, wire: str, model: str) -> list[dict[str, Any]]:
         """The opaque items to send back, if this turn came from that wire API and model; else none."""
@@ -159,6 +163,8 @@ class Message:
             out["meta"] = dict(self.meta)
         if self.provider_state is not None:
             out["provider_state"] = self.provider_state.to_dict()
+        if self.images:
+            out["images"] = [dict(i) for i in self.images]
         return out
 
     @classmethod
@@ -172,12 +178,14 @@ class Message:
             is_error=bool(data.get("is_error")),
             meta=dict(data.get("meta") or {}),
             provider_state=ProviderState.from_dict(data.get("provider_state")),
+            images=[dict(i) for i in data.get("images") or [] if isinstance(i, dict)],
         )
 
     @classmethod
     def tool_result(cls, result: ToolResult) -> "Message":
+        images = result.data.get(IMAGES_KEY) if result.status == "success" else None
         return cls(role="tool_result", content=result.to_model_text(), tool_call_id=result.request_id,
-                   tool_name=result.tool_name, is_error=result.is_error)
+                   tool_name=result.tool_name, is_error=result.is_error, images=list(images or []))
 
 
 @dataclass

@@ -18,7 +18,10 @@ class OpenAIChatAdapter(SDKAdapter):
     sdk = ("openai", "OpenAI")
 
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
+        from framework_core.adapters.tool_images import add_chat_images
+
         messages_out = to_openai_messages(messages, system_prompt, self.config.model, self.config.merge_user_messages)
+        add_chat_images(messages_out, messages)
         params: dict[str, Any] = {"model": self.config.model, "messages": messages_out,
                                   "stream": True, "stream_options": {"include_usage": True}}
         caps = self.caps  # which token parameter and whether sampling is accepted: the model's profile

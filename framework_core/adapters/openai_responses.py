@@ -65,7 +65,10 @@ class OpenAIResponsesAdapter(SDKAdapter):
 
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
         cfg, caps = self.config, self.caps
-        params: dict[str, Any] = {"model": cfg.model, "input": to_responses_input(messages, cfg.model),
+        from framework_core.adapters.tool_images import add_responses_images
+
+        params: dict[str, Any] = {"model": cfg.model, "input": add_responses_images(to_responses_input(
+                                      messages, cfg.model), messages),
                                   "stream": True, "store": False}
         if self._encrypted:
             params["include"] = ["reasoning.encrypted_content"]
