@@ -9,6 +9,7 @@ paths they are and what a change to each can do; it does no mounting.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -106,3 +107,32 @@ def control_reason(path: Path, workspace: Path, extra: tuple[str, ...] | list[st
         if text == item or text.startswith(item + "/"):
             return EXTRA_REASONS.get(item, "listed in sandbox.protected_paths")
     return None
+
+
+#: git config keys that make git run a program (or send credentials somewhere); a new repository's config with
+#: any of them is not kept from a sandboxed command.
+EXECUTING_GIT_CONFIG = re.compile(
+    r"^\s*(hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy|external|textconv|helper|program|"
+    r"proxy|clean|smudge|process|receivepack|uploadpack|sequenceeditor|command)\s*=|^\s*\w+\s*=\s*!",
+    re.I | re.M)
+
+
+def new_repo_allows(rel: str, created_git_dirs: set[str], upper_file: Path) -> bool:
+    """A repository the command created itself (`git init`, `git clone`) keeps its sample hooks and a config that
+    runs nothing; anything else under a control path of it is dropped like any control path."""
+    parts = PurePosixPath(rel).parts
+    if ".git" not in parts:
+        return False
+    git_dir = "/".join(parts[: parts.index(".git") + 1])
+    if git_dir not in created_git_dirs:
+        return False
+    rest = parts[parts.index(".git") + 1:]
+    if rest[:1] == ("hooks",):
+        return len(rest) == 1 or (len(rest) == 2 and rest[1].endswith(".sample"))
+    if rest == ("config",):
+        try:
+            text = upper_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return not EXECUTING_GIT_CONFIG.search(text)
+    return False

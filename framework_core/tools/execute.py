@@ -16,7 +16,8 @@ from framework_core.tools.base import ToolContext
 from framework_core.tools.runner import CommandOutcome, run_command
 
 if TYPE_CHECKING:
-    from framework_core.sandbox.sandbox import Launch
+    from framework_core.sandbox.changeset import ChangeSet
+    from framework_core.sandbox.sandbox import Launch, Sandbox
 
 
 @dataclass
@@ -74,6 +75,9 @@ def land(launch: "Launch", ctx: ToolContext, label: str) -> Landed:
     workspace = ctx.sandbox.workspace
     try:
         cs = read_changes(launch.upper, workspace, protected=[c.rel for c in launch.protected])
+        late = _late_control_paths(cs, ctx.sandbox, launch.upper)
+        if late:  # control paths the command itself created (a new nested repository's hooks)
+            cs = read_changes(launch.upper, workspace, protected=[c.rel for c in launch.protected] + late)
     except ChangeSetError as exc:
         return Landed(f"nothing applied: {exc}")
     notes = [dropped_note([c.rel_path for c in cs.protected_attempts])] if cs.protected_attempts else []
@@ -90,6 +94,20 @@ def land(launch: "Launch", ctx: ToolContext, label: str) -> Landed:
     if result.skipped:
         notes.append("not re-created (sockets or devices): " + ", ".join(c.rel_path for c in result.skipped))
     return Landed(result.summary(), notes)
+
+def _late_control_paths(cs: "ChangeSet", sandbox: "Sandbox", upper: Path) -> list[str]:
+    """Changes at control paths that did not exist when the command started (so were not bound read-only)."""
+    from framework_core.sandbox.control import control_reason, new_repo_allows
+
+    created = {c.rel_path for c in cs.changes if c.rel_path.endswith(".git") and c.before == "absent"}
+    late = []
+    for c in cs.changes:
+        if control_reason(sandbox.workspace / c.rel_path, sandbox.workspace, sandbox.protected_extra) is None:
+            continue
+        if not new_repo_allows(c.rel_path, created, upper / c.rel_path):
+            late.append(c.rel_path)
+    return late
+
 
 def dropped_note(paths: list[str]) -> str:
     return (f"not kept: {', '.join(paths)} (control paths: something runs them later, outside the sandbox). "

@@ -312,3 +312,16 @@ def test_a_safe_command_changes_nothing_and_records_nothing(ws: Path, home: Path
     teps, _ = engine(ws, home, overlay=True)
     run(teps, "ls -la")
     assert teps.undo.entries() == []
+
+
+def test_a_repository_the_command_creates_keeps_no_hook_or_executing_config(ws: Path, home: Path) -> None:
+    teps, _ = engine(ws, home, ["y"], overlay=True)
+    result = run(teps, "git init -q clean && git init -q evil && printf '#!/bin/sh\\necho pwned\\n' > "
+                       "evil/.git/hooks/pre-commit && git -C evil config core.fsmonitor 'touch /tmp/x'")
+    assert (ws / "clean" / ".git" / "config").is_file()  # git init and git clone still work
+    assert any(p.name.endswith(".sample") for p in (ws / "clean" / ".git" / "hooks").iterdir())
+    assert subprocess.run(["git", "-C", str(ws / "clean"), "status"], capture_output=True).returncode == 0
+    assert not (ws / "evil" / ".git" / "hooks" / "pre-commit").exists()
+    assert "fsmonitor" not in (ws / "evil" / ".git" / "config").read_text() if (
+        ws / "evil" / ".git" / "config").exists() else True
+    assert "not kept" in result["data"]["sandbox"] and "evil/.git/hooks/pre-commit" in result["data"]["sandbox"]
