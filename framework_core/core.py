@@ -224,13 +224,16 @@ class Agent:
 
     def _accept(self, response: LLMResponse, outcome: TurnOutcome) -> LLMResponse:
         make_unique(self.session.messages, response.tool_requests)  # one result per call, even if ids repeat
+        # A reply the output limit stopped is whole as far as the API is concerned, but the answer is not:
+        # it is kept as it came and shown (and counted by -p) as cut off; limits.after_reply says what to do.
+        cut = response.stop_kind == "length" and not response.tool_requests and bool(response.conversation)
         message = Message("assistant", response.conversation, tool_calls=list(response.tool_requests),
-                          provider_state=response.provider_state)
+                          provider_state=response.provider_state, meta={"cut_off": "output limit"} if cut else {})
         self.session.add(message)
         self.session.record_usage(response.usage)
         outcome.usage = outcome.usage + response.usage
         outcome.text = response.conversation
-        self.events(AssistantMessageDone(message, response.usage))
+        self.events(AssistantMessageDone(message, response.usage, cut_off=cut))
         return response
 
     def _keep_partial(self, text: str, why: str, outcome: TurnOutcome) -> None:

@@ -58,9 +58,7 @@ class AnthropicMessagesAdapter(SDKAdapter):
 
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
         caps = self.caps
-        from framework_core.adapters.tool_images import add_anthropic_images
-
-        wire_messages = add_anthropic_images(to_anthropic_messages(messages, self.config.model), messages)
+        wire_messages = to_anthropic_messages(messages, self.config.model)
         params: dict[str, Any] = {"model": self.config.model, "max_tokens": caps.output_tokens,
                                   "messages": wire_messages, "stream": True}
         if system_prompt:
@@ -125,7 +123,7 @@ class AnthropicMessagesAdapter(SDKAdapter):
             reply.stop_reason = event.delta.stop_reason or reply.stop_reason
             details = getattr(event.delta, "stop_details", None)
             if details is not None:
-                reply.stop_detail = " ".join(str(x) for x in (details.category, details.explanation) if x) or None
+                reply.stop_detail = ": ".join(str(x) for x in (details.category, details.explanation) if x) or None
             if event.usage is not None:
                 reply.usage = _usage(event.usage, reply.usage)
         elif kind == "message_stop":

@@ -123,11 +123,41 @@ Done.
 
 
 def default_reply(messages: list[dict[str, Any]]) -> Reply:
-    """Deterministic behaviour when nothing is queued (manual testing in a terminal)."""
+    """Deterministic behaviour when nothing is queued (manual testing in a terminal). A message may start with
+    modifiers: `think` (the reply comes with reasoning), `cut` (the output limit stops it; a tool call in it
+    is cut mid-way), `refuse` (declined); `rounds: N` asks for N tool rounds in a row."""
     last = messages[-1] if messages else {"role": "user", "content": ""}
+    start = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("kind") == "user"), 0)
+    asked = messages[start].get("content", "") if messages else ""
+    if m := re.search(r"rounds:\s*(\d+)", asked if isinstance(asked, str) else ""):
+        done = len([x for x in messages[start:] if x.get("kind") == "tool_result"])
+        return _modified(asked, _round(done, int(m.group(1))))
     if last.get("kind") == "tool_result":
         return Reply(text=f"Tool finished: {summarise(last.get('content', ''))}")
     text = last.get("content", "") if isinstance(last.get("content"), str) else ""
+    return _modified(text, _reply_to(re.sub(r"^((think|cut|refuse)\s+)+", "", text.strip())))
+
+
+def _round(done: int, wanted: int) -> Reply:
+    if done >= wanted:
+        return Reply(text=f"Done: {wanted} rounds.")
+    cmd = f"echo round {done + 1}"
+    return Reply(text=f"Round {done + 1} of {wanted}.", tool_calls=[
+        ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": icerc(cmd)})])
+
+
+def _modified(text: str, reply: Reply) -> Reply:
+    words = re.match(r"^((?:think|cut|refuse)\s+)*", text.strip()).group(0).split()
+    if "think" in words:
+        reply.reasoning = "Let me think this through: what is asked, which tool fits, what could go wrong."
+    if "cut" in words:
+        reply.stop = "limit"
+    if "refuse" in words:
+        reply.stop = "refusal"
+    return reply
+
+
+def _reply_to(text: str) -> Reply:
     if m := re.search(r"multi:\s*(.+)", text, re.S):
         cmds = [c.strip() for c in m.group(1).split(";;") if c.strip()]
         return Reply(text=f"Running {len(cmds)} commands.", tool_calls=[

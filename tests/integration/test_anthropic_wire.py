@@ -177,6 +177,8 @@ def test_a_reply_cut_by_max_tokens_is_kept_and_the_user_told_what_to_do(claude: 
     claude.server.enqueue(Reply(text="The first half of a long answer", stop="limit"), Reply(text="the rest"))
     outcome = claude.agent.run_turn("explain")
     assert outcome.text == "The first half of a long answer" and outcome.error is None
+    done = [e for e in claude.events if isinstance(e, AssistantMessageDone)][-1]
+    assert done.cut_off and done.message.meta["cut_off"] == "output limit"  # shown (and counted by -p) as cut
     assert "cut by the output limit (32,000 tokens)" in notices(claude) and "continue" in notices(claude)
     assert claude.agent.run_turn("continue").text == "the rest"
 
