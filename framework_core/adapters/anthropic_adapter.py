@@ -58,7 +58,9 @@ class AnthropicMessagesAdapter(SDKAdapter):
 
     def _params(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> dict[str, Any]:
         caps = self.caps
-        wire_messages = to_anthropic_messages(messages, self.config.model)
+        from framework_core.adapters.tool_images import add_anthropic_images
+
+        wire_messages = add_anthropic_images(to_anthropic_messages(messages, self.config.model), messages)
         params: dict[str, Any] = {"model": self.config.model, "max_tokens": caps.output_tokens,
                                   "messages": wire_messages, "stream": True}
         if system_prompt:
