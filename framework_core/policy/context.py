@@ -88,7 +88,8 @@ def shell_join(argv: list[str]) -> str:
 
 
 def seg(argv: list[str]) -> str:
-    text = shell_join(argv)
+    """How a reason names its segment: argv joined, or a single piece of source text as it stands."""
+    text = argv[0].replace("\n", " ⏎ ") if len(argv) == 1 else shell_join(argv)
     return text if len(text) <= 70 else text[:67] + "…"
 
 

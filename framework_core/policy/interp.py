@@ -131,7 +131,7 @@ def xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[list[Word], Ver
         if a == "--":
             break
     inner = words[i:] or [Word("echo")]
-    runs = inner[0].text in SHELLS | LANGS | {"eval", "source", "."} or inner[0].dynamic
+    runs = inner[0].text.rsplit("/", 1)[-1] in SHELLS | LANGS | {"eval", "source", "."} or inner[0].dynamic
     return inner, confirm(argv, "xargs runs a command with arguments from its input"), Flow(runs_input=runs)
 
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.paths import holds_secrets, secret_reason, show, write_reason
+from framework_core.policy.paths import device_reason, holds_secrets, secret_reason, show, write_reason
 from framework_core.policy.spec import Parsed, Spec, check_examples, parse
 from framework_core.policy.targets import resolve
 
@@ -135,6 +135,9 @@ def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, s
         why = secret_reason(t.path, t.glob)
         if why:
             return f"reads {why}", why
+        device = device_reason(t.path) if t.path not in ("/dev/urandom", "/dev/random", "/dev/zero") else None
+        if device:
+            return f"reads {device} directly (everything on it, secrets included)", device
         if recursive and holds_secrets(t.path):
             return f"reads all of {show(t.path)}, which holds credentials", f"files under {show(t.path)}"
     return "", ""
@@ -142,6 +145,10 @@ def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, s
 
 def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> tuple[str, str]:
     recursive = s.always_recursive or bool(p.seen & s.recursive)
+    if recursive and s.operands in ("files", "pattern") and len(p.operands) <= (s.operands == "pattern"):
+        why, secret = _read_problem(Word("."), ".", True, ctx)  # no path: the working directory, recursively
+        if why:
+            return why, secret
     for role, idx, value in p.values:
         if role == "read":
             why, secret = _read_problem(words[offset + idx], value, False, ctx)

@@ -42,6 +42,9 @@ CREDENTIALS = (
     "~/Library/Application Support/Google/Chrome/*", "~/Library/Application Support/Firefox/*", "~/.config/op/*",
     "~/.config/rclone/rclone.conf", "~/.s3cfg", "~/.boto", "~/.databrickscfg", "~/.config/hcloud/*",
     "~/.config/doctl/*", "~/.fly/*", "~/.config/netlify/*", "~/.vercel/*", "~/.terraformrc", "~/.npm/_authToken",
+    # shell start-up files often export tokens; direnv files exist to hold them
+    "~/.bashrc", "~/.bash_profile", "~/.profile", "~/.zshrc", "~/.zshenv", "~/.zprofile", "~/.config/fish/config.fish",
+    ".envrc", "*/.envrc",
 )
 #: Concrete samples a glob is tried against: `cat ~/.ss?/*` reaches a key even though no pattern says so.
 CREDENTIAL_SAMPLES = ("~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.aws/credentials", "~/.netrc", "/proc/1/environ",
@@ -188,15 +191,34 @@ def outside(path: str) -> bool:
 
 
 def secret_reason(path: str, glob: bool = False) -> str | None:
-    if _matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES):
-        return f"{show(path)} may hold credentials"
-    return None
+    """What secret reading `path` reveals ("the credential file ~/.ssh/id_rsa"), or None."""
+    if not _matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES):
+        return None
+    shown = _home_form(path)
+    if "environ" in shown:
+        return f"a process environment ({shown})"
+    if "history" in shown:
+        return f"the shell history {shown}"
+    if shown.startswith(("~/.bash", "~/.profile", "~/.zsh", "~/.config/fish")) or shown.endswith(".envrc"):
+        return f"{shown}, where tokens are often exported"
+    return f"the credential file {shown}"
+
+
+@lru_cache(maxsize=1)
+def _credential_dirs() -> tuple[str, ...]:
+    """The directories above every concrete credential location (~/.config above ~/.config/gh …)."""
+    out: set[str] = set()
+    for c in _concrete(CREDENTIALS) + CREDENTIAL_SAMPLES:
+        parts = c.split("/")
+        out.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    return tuple(sorted(d for d in out if d not in ("", ".")))
 
 
 def holds_secrets(path: str) -> bool:
-    """A directory that contains credentials somewhere below it (home, /, /home, /proc, /etc)."""
+    """A directory with credentials somewhere below it (home, ~/.config, /, /proc, /etc …)."""
     p = path.rstrip("/") or "/"
-    return is_home(p) or p in ("/", "/home", "/Users", "/proc", "/etc", "/root")
+    return is_home(p) or p in ("/", "/home", "/Users", "/proc", "/etc", "/root", "/var") or \
+        _home_form(p) in _credential_dirs()
 
 
 def is_credential_path(path: str, home: str = "") -> str | None:
@@ -204,4 +226,4 @@ def is_credential_path(path: str, home: str = "") -> str | None:
     p = path.strip()
     if home and (p == home.rstrip("/") or p.startswith(home.rstrip("/") + "/")):
         p = HOME + p[len(home.rstrip("/")):]
-    return secret_reason(p)
+    return f"{path} may hold credentials" if secret_reason(p) else None

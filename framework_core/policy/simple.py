@@ -190,6 +190,10 @@ def _dump_flow(argv: list[str], verdict: Verdict) -> Flow:
 
 def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     inner_words, runs, flow = interp.xargs(argv, words, ctx)
+    if flow.runs_input or program_name(inner_words[0]) in interp.SHELLS | interp.LANGS:
+        inner, _ = classify_words(inner_words, [], ctx)
+        return Verdict.combine([inner, confirm(argv, "xargs puts its input into code that runs (file names can be "
+                                                     "commands)")]), flow
     inner, inner_flow = classify_words(inner_words, [], ctx)
     if inner.level == Level.SAFE and ctx.stdin_lister:
         return safe(argv, "runs a read-only command on the listed files"), inner_flow

@@ -25,6 +25,11 @@ def _date_check(args: list[str], ops: list[str]) -> str | None:
 
 
 def _ps_check(args: list[str], ops: list[str]) -> str | None:
+    if any("environ" in a.lower() for a in args):
+        return "ps environ shows the environment of processes, which holds secrets"
+    for a in args:  # procps reads -auxe as BSD auxe when it looks like BSD syntax
+        if a.startswith("-") and not a.startswith("--") and "e" in a and set(a[1:]) & {"u", "x"}:
+            return f"ps {a} is read as BSD options, where e shows environments"
     for a in ops:
         if not a.isdigit() and not set(a) <= set("auxwfjlvhrSTcmnHXZ"):
             return f"ps {a}: BSD option letters other than the listing ones (e shows environments) ask"
@@ -36,8 +41,9 @@ def _sysctl_check(args: list[str], ops: list[str]) -> str | None:
 
 
 def _getent_check(args: list[str], ops: list[str]) -> str | None:
-    return "getent on a hosts database asks DNS (the network)" if ops and ops[0].startswith(("hosts", "ahosts")) \
-        else None
+    if ops and ops[0].startswith(("hosts", "ahosts", "networks")):
+        return "getent on a hosts database asks DNS (the network)"
+    return "getent shadow prints password hashes" if ops and ops[0] in ("shadow", "gshadow") else None
 
 
 def _printenv_check(args: list[str], ops: list[str]) -> str | None:
@@ -164,7 +170,8 @@ FILES: list[Spec] = [
          "--no-heading --cols= --columns= --lines= --rows= --width= --cumulative -o= --format= -O= -p= --pid= "
          "--ppid= -q= --quick-pid= -s= --sid= -t= --tty= -u= --user= -U= -g= --group= -G= -C= --sort= -k= --info "
          "-x -r", operands="names", check=_ps_check,
-         ok=("ps aux", "ps -ef", "ps aux --sort=-%mem", "ps -eo pid,cmd"), ask=("ps eww", "ps auxe", "ps e")),
+         ok=("ps aux", "ps -ef", "ps aux --sort=-%mem", "ps -eo pid,cmd", "ps -eww"),
+         ask=("ps eww", "ps auxe", "ps e", "ps -auxe", "ps -o pid,environ", "ps -eo environ")),
     spec("free", "-b -k -m -g --kilo --mega --giga --tera --peta --kibi --mebi --gibi --tebi --pebi -h --human "
          "--si -l --lohi -t --total -s= --seconds= -c= --count= -w --wide -v --committed", operands="none",
          ok=("free -m", "free -h")),
