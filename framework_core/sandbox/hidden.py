@@ -12,7 +12,7 @@ from pathlib import Path
 
 #: Relative to the home directory.
 HOME_SECRETS = (
-    ".ssh", ".aws", ".azure", ".config/gcloud", ".netrc", ".docker/config.json", ".kube", ".gnupg",
+    ".ssh", ".aws", ".azure", ".config/gcloud", ".netrc", ".docker", ".kube", ".gnupg",
     ".password-store", ".local/share/keyrings", ".git-credentials", ".config/gh", ".npmrc", ".pypirc",
     ".cargo/credentials", ".cargo/credentials.toml", ".config/hub", ".terraform.d/credentials.tfrc.json",
     ".vault-token", ".pgpass", ".my.cnf", ".bash_history", ".zsh_history", ".python_history",

@@ -10,16 +10,19 @@ with a private `/tmp`, credential locations hidden, and the workspace mounted as
 - `write`: the workspace itself, writable, where it cannot be overlaid.
 Control paths inside the workspace are bound read-only on top in the writable modes. Mount order matters:
 a later mount hides an earlier one below it, so the workspace comes after `/tmp` (it may live there), and
-hidden and protected paths come after the workspace (the workspace may be the home directory).
+hidden and protected paths come after the workspace (the workspace may be the home directory). A read-only mount
+does not stop a process from connecting to a Unix socket, and the network namespace does not cover sockets in
+the file system, so `/run` (the Docker socket, the D-Bus buses, podman) is an empty folder inside.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 WorkspaceMode = Literal["read-only", "overlay", "write"]
 
+RESOLVER_DIR = "/run/systemd/resolve"  # /etc/resolv.conf often points here: kept so DNS works when allowed
 NAMESPACE_FLAGS = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-pid", "--unshare-uts",
                    "--unshare-ipc", "--unshare-cgroup-try")
 LIFETIME_FLAGS = ("--die-with-parent", "--new-session")
@@ -45,7 +48,7 @@ class SandboxPlan:
     upper: str | None = None  # overlay mode: where changes land
     work: str | None = None  # overlay mode: overlayfs work dir, same file system as `upper`
     seccomp_fd: int | None = None
-    extra_ro: tuple[str, ...] = field(default_factory=tuple)  # e.g. LACA's own install outside standard paths
+    run_dirs: tuple[str, ...] = ("/run",)  # runtime folders replaced by empty ones (their sockets reach the host)
 
 
 def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
@@ -55,6 +58,9 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
         argv.append("--unshare-net")
     argv += [*LIFETIME_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
              "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
+    for run in plan.run_dirs:  # sockets there (docker, D-Bus, podman) would reach the host whatever the mounts
+        argv += ["--tmpfs", run]
+    argv += ["--ro-bind-try", RESOLVER_DIR, RESOLVER_DIR]
     argv += _workspace_mount(plan)
     for d in plan.hidden_dirs:
         argv += ["--ro-bind", plan.empty_dir, d]

@@ -117,7 +117,7 @@ class Sandbox:
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
-            str(upper) if upper else None, str(work) if work else None, fd)
+            str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs())
         launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
                         network, upper, time.time_ns(), controls)
         try:
@@ -150,6 +150,12 @@ class Sandbox:
         if self._runtime is not None:
             shutil.rmtree(self._runtime, ignore_errors=True)
             self._runtime = None
+
+
+def _run_dirs() -> tuple[str, ...]:
+    """/run, and /var/run where it is a folder of its own rather than a link to /run."""
+    extra = ("/var/run",) if os.path.isdir("/var/run") and not os.path.islink("/var/run") else ()
+    return ("/run", *extra)
 
 
 def _remove_created(paths: list[Path], workspace: Path) -> list[str]:

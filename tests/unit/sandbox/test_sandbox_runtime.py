@@ -325,3 +325,22 @@ def test_a_repository_the_command_creates_keeps_no_hook_or_executing_config(ws: 
     assert "fsmonitor" not in (ws / "evil" / ".git" / "config").read_text() if (
         ws / "evil" / ".git" / "config").exists() else True
     assert "not kept" in result["data"]["sandbox"] and "evil/.git/hooks/pre-commit" in result["data"]["sandbox"]
+
+
+@pytest.mark.skipif(not os.access("/run", os.W_OK), reason="needs a writable /run to place a test socket there")
+def test_host_sockets_under_run_are_out_of_reach(ws: Path, home: Path) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="laca-test-", dir="/run"))
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(folder / "daemon.sock"))
+        server.listen(1)
+        teps, _ = engine(ws, home, ["y"])
+        result = run(teps, f"python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+                           f"s.connect(\"{folder}/daemon.sock\")'")
+        assert result["data"]["exit_code"] != 0
+        server.settimeout(0.5)
+        with pytest.raises(OSError):
+            server.accept()
+    finally:
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
