@@ -173,7 +173,7 @@ def builtin(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
             "mapfile": "mapfile -C runs a callback", "readarray": "readarray -C runs a callback",
             "fc": "fc runs commands from history", "getopts": "assigns variables", "shopt": "changes shell options",
             "caller": "prints the call stack", "disown": "changes jobs", "bg": "resumes jobs", "fg": "resumes jobs",
-            "suspend": "stops the shell", "logout": "leaves the shell", "coproc": "starts a coprocess"}
+            "suspend": "stops the shell", "logout": "leaves the shell"}
     if name in asks:
         return confirm(argv, asks[name])
     return None

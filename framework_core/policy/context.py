@@ -87,9 +87,13 @@ def shell_join(argv: list[str]) -> str:
     return " ".join(a if SAFE_WORD.fullmatch(a) else shlex.quote(a) for a in argv)
 
 
+SHOWN_AS_IS = re.compile(r"[~\w@%+=:,./*?<>|&{}\[\]-]+")
+
+
 def seg(argv: list[str]) -> str:
     """How a reason names its segment: argv joined, or a single piece of source text as it stands."""
-    text = argv[0].replace("\n", " ⏎ ") if len(argv) == 1 else shell_join(argv)
+    text = argv[0].replace("\n", " ⏎ ") if len(argv) == 1 else " ".join(
+        a if SHOWN_AS_IS.fullmatch(a) else shlex.quote(a) for a in argv)
     return text if len(text) <= 70 else text[:67] + "…"
 
 

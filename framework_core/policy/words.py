@@ -203,6 +203,9 @@ def words_of(node: Any, ctx: Ctx, walk: Walker) -> list[Word]:
         return [Word(t, tilde=t.startswith("~"), glob=bool(GLOB.search(t)))
                 for t in ctx.arrays[whole.group(1) or whole.group(2)]]
     w = word_of(node, ctx, walk)
+    if node.type == "command_substitution" and not w.dynamic and not w.quoted:  # $(echo rm -rf /) splits
+        return [Word(t, tilde=w.tilde and i == 0, glob=bool(GLOB.search(t))) for i, t in enumerate(w.text.split())] \
+            or [Word("")]
     if node.type in ("simple_expansion", "expansion") and len(w.names) == 1 and w.names[0] in ctx.values:
         values = ctx.values[w.names[0]]
         if len(values) == 1 and re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", w.text):

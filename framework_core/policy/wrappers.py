@@ -22,7 +22,7 @@ VALUE_OPTS = {
                                                                                         "--conflict-exit-code"},
 }
 WRAPPERS = {"env", "nice", "timeout", "nohup", "command", "builtin", "exec", "time", "stdbuf", "ionice", "setsid",
-            "chrt", "taskset", "unbuffer", "caffeinate", "nocorrect", "noglob", "flock", "busybox"}
+            "chrt", "taskset", "unbuffer", "caffeinate", "nocorrect", "noglob", "flock", "busybox", "coproc"}
 POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1}
 
 
