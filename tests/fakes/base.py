@@ -21,6 +21,7 @@ class FakeServerBase:
     def __init__(self, api_key: str | None = None, port: int = 0) -> None:
         self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
+        self.sizes: list[int] = []  # bytes of each request's body, as sent
         self.headers: list[dict[str, str]] = []
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -44,6 +45,7 @@ class FakeServerBase:
                     return server.send_json(self, 400, server.error_body(400, "invalid JSON body"))
                 with server._lock:
                     server.requests.append(body)
+                    server.sizes.append(len(raw))
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if not server.authorised(self):
                     return server.send_json(self, 401, server.error_body(401, "invalid x-api-key / bearer token"))
