@@ -10,6 +10,12 @@ if TYPE_CHECKING:
     from framework_core.core import Agent
 
 
+def used_tokens(agent: "Agent") -> int:
+    """Every token the session's requests processed, cached input included (the cache is billed too)."""
+    u = agent.session.usage
+    return u.context_tokens + u.output_tokens
+
+
 def status_fragments(agent: "Agent") -> FormattedText:
     p = agent.provider
     last = agent.session.last_usage
@@ -34,7 +40,7 @@ def status_fragments(agent: "Agent") -> FormattedText:
     parts += [
         ("bold", f" {agent.provider_name}"), ("", f" · {p.model}"),
         ("", f" · persona {agent.persona_id}"),
-        ("", f" · {agent.session.usage.total:,} tok"), ("", f" · ctx {pct:.0f}%"),
+        ("", f" · {used_tokens(agent):,} tok"), ("", f" · ctx {pct:.0f}%"),
         ("", f" · session {agent.session.session_id} "),
     ]
     return FormattedText(parts)
