@@ -125,6 +125,47 @@ def _test(argv: list[str]) -> str:
     return ""
 
 
+ASKS = {"hash": "remembers or prints program locations (hash -p maps a name to any program)",
+        "alias": "defines or prints aliases", "unalias": "changes aliases", "trap": "sets code to run later",
+        "enable": "loads or changes builtins", "bind": "binds keys (bind -x runs commands)",
+        "complete": "defines completions that can run commands", "compgen": "compgen -C runs commands",
+        "mapfile": "mapfile -C runs a callback", "readarray": "readarray -C runs a callback",
+        "fc": "fc runs commands from history", "getopts": "assigns variables", "shopt": "changes shell options",
+        "caller": "prints the call stack", "disown": "changes jobs", "bg": "resumes jobs", "fg": "resumes jobs",
+        "suspend": "stops the shell", "logout": "leaves the shell"}
+PLAIN = {":", "exit", "return", "shift", "break", "continue", "times", "umask", "ulimit", "help", "echo", "type"}
+
+
+def _set_positional(argv: list[str], words: list[Word], ctx: Ctx) -> None:
+    """set -- words: "$@" is now these words."""
+    rest = words[argv.index("--") + 1:]
+    ctx.arrays.pop("@", None)
+    if not any(w.dynamic for w in rest):
+        ctx.arrays["@"] = tuple((resolve(w, ctx)[0].path or w.text) if w.tilde else w.text for w in rest)
+
+
+def _problem(argv: list[str], ctx: Ctx) -> tuple[str, str] | None:
+    """(why it asks, or "") and what it does when harmless, for builtins with options to look at."""
+    name, args = argv[0], argv[1:]
+    opts = [a for a in args if a.startswith("-")]
+    checks = {
+        "printf": (lambda: "printf -v assigns a variable (a subscript can run code)" if any(
+            a.startswith("-v") for a in args[:1]) or "-v" in args else "", "prints text"),
+        "test": (lambda: _test(argv), "a test"), "[": (lambda: _test(argv), "a test"),
+        "read": (lambda: _read(argv), "reads a line into variables"),
+        "set": (lambda: _set(argv), "sets shell options for this command"),
+        "jobs": (lambda: "jobs -x runs a command" if any("x" in a for a in opts) else "", "lists jobs"),
+        "history": (lambda: "" if not args or (len(args) == 1 and args[0].isdigit()) else
+                    "history with options reads, writes or runs history", "lists history"),
+        "wait": (lambda: "wait -p assigns a variable" if "-p" in args else "", "waits"),
+        "let": (lambda: next((w for a in args if (w := arith_problem(a, ctx))), ""), "arithmetic on known values"),
+    }
+    if name not in checks:
+        return None
+    why, what = checks[name]
+    return why(), what
+
+
 def builtin(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
     """The verdict for a shell builtin, or None when argv[0] is not one handled here."""
     name, args = argv[0], argv[1:]
@@ -134,49 +175,15 @@ def builtin(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
     if name in ("popd", "dirs"):
         ctx.cwd = None if name == "popd" else ctx.cwd
         return safe(argv, "directory stack")
-    if name in (":", "exit", "return", "shift", "break", "continue", "times", "umask", "ulimit", "help", "echo"):
+    if name in PLAIN or (name == "command" and args[:1] in (["-v"], ["-V"])):
         return safe(argv, "shell builtin")
-    if name == "printf":
-        return confirm(argv, "printf -v assigns a variable (a subscript can run code)") if "-v" in args or any(
-            a.startswith("-v") for a in args[:1]) else safe(argv, "prints text")
-    if name in ("test", "["):
-        why = _test(argv)
-        return confirm(argv, why) if why else safe(argv, "a test")
-    if name == "read":
-        why = _read(argv)
-        return confirm(argv, why) if why else safe(argv, "reads a line into variables")
-    if name == "set":
-        if "--" in args:  # set -- words: "$@" is now these words
-            rest = words[argv.index("--") + 1:]
-            ctx.arrays.pop("@", None)
-            if not any(w.dynamic for w in rest):
-                ctx.arrays["@"] = tuple((resolve(w, ctx)[0].path or w.text) if w.tilde else w.text for w in rest)
-        why = _set(argv)
-        return confirm(argv, why) if why else safe(argv, "sets shell options for this command")
-    if name == "jobs":
-        return confirm(argv, "jobs -x runs a command") if any("x" in a for a in args if a.startswith("-")) \
-            else safe(argv, "lists jobs")
-    if name == "history":
-        return safe(argv, "lists history") if not args or (len(args) == 1 and args[0].isdigit()) else confirm(
-            argv, "history with options reads, writes or runs history")
-    if name == "wait":
-        return confirm(argv, "wait -p assigns a variable") if "-p" in args else safe(argv, "waits")
-    if name == "type" or (name == "command" and args[:1] in (["-v"], ["-V"])):
-        return safe(argv, "looks a command up")
-    if name == "let":
-        why = next((arith_problem(a, ctx) for a in args if arith_problem(a, ctx)), "")
-        return confirm(argv, why) if why else safe(argv, "arithmetic on known values")
-    asks = {"hash": "remembers or prints program locations (hash -p maps a name to any program)",
-            "alias": "defines or prints aliases", "unalias": "changes aliases", "trap": "sets code to run later",
-            "enable": "loads or changes builtins", "bind": "binds keys (bind -x runs commands)",
-            "complete": "defines completions that can run commands", "compgen": "compgen -C runs commands",
-            "mapfile": "mapfile -C runs a callback", "readarray": "readarray -C runs a callback",
-            "fc": "fc runs commands from history", "getopts": "assigns variables", "shopt": "changes shell options",
-            "caller": "prints the call stack", "disown": "changes jobs", "bg": "resumes jobs", "fg": "resumes jobs",
-            "suspend": "stops the shell", "logout": "leaves the shell"}
-    if name in asks:
-        return confirm(argv, asks[name])
-    return None
+    if name == "set" and "--" in args:
+        _set_positional(argv, words, ctx)
+    found = _problem(argv, ctx)
+    if found is not None:
+        why, what = found
+        return confirm(argv, why) if why else safe(argv, what)
+    return confirm(argv, ASKS[name]) if name in ASKS else None
 
 
 def declaration(head: str, flags: list[str], names: list[str], ctx: Ctx) -> Verdict:

@@ -18,15 +18,18 @@ def run_policy_check(commands: list[str], jsonl: bool, stdin: IO[str], stdout: I
                 if not isinstance(cmd, str):
                     raise TypeError("cmd must be a string")
             except (ValueError, KeyError, TypeError) as exc:
-                stdout.write(json.dumps({"input": line.rstrip("\n"), "error": f"expected {{\"cmd\": \"…\"}}: {exc}"}) + "\n")
+                error = f"expected {{\"cmd\": \"…\"}}: {exc}"
+                stdout.write(json.dumps({"input": line.rstrip("\n"), "error": error}) + "\n")
                 continue
             v = classify_command(cmd)
-            stdout.write(json.dumps({"cmd": cmd, "level": v.level.label, "reasons": list(v.reasons)}) + "\n")
+            stdout.write(json.dumps({"cmd": cmd, "level": v.level.label, "network": v.network,
+                                     "reasons": list(v.reasons)}) + "\n")
             stdout.flush()
         return 0
     for cmd in commands:
         v = classify_command(cmd)
-        stdout.write(f"{v.level.label.upper():14} {cmd}\n")
+        net = "  [uses the network]" if v.network else ""
+        stdout.write(f"{v.level.label.upper():14} {cmd}{net}\n")
         for reason in v.reasons:
             stdout.write(f"    - {reason}\n")
     return 0

@@ -14,7 +14,7 @@ from framework_core.policy.words import static_output
 
 #: Shells that read no start-up file for `-c` (zsh reads ~/.zshenv, a login shell its profile).
 PLAIN_SHELLS = {"sh", "bash", "dash"}
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh", "busybox", "rbash"}
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh", "rbash"}
 LANGS = {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
          "Rscript", "R", "deno", "bun", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "jshell",
          "julia", "ghci", "runghc", "guile", "racket", "sbcl", "clisp", "sqlite3", "psql", "mysql", "gdb", "lldb"}
@@ -23,7 +23,6 @@ CODE_OPTS = {"python": ("-c", "-m"), "perl": ("-e", "-E"), "ruby": ("-e",), "nod
              "Rscript": ("-e",), "deno": ("eval", "run", "repl"), "bun": ("-e", "--eval", "run", "x"),
              "sqlite3": ("-cmd",), "psql": ("-c", "-f"), "mysql": ("-e", "--execute"), "vim": ("-c", "--cmd", "-S")}
 STDIN_SCRIPTS = {"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"}
-RUNNERS = SHELLS | LANGS | {"eval", "source", ".", "xargs", "make", "gmake", "watch", "flock", "script"}
 
 
 def _family(name: str) -> str:
@@ -56,7 +55,7 @@ def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
         if i >= len(args):
             return confirm(argv, "runs a shell"), Flow()
         inner, flow = ctx.nested(args[i])
-        if _carries_network(words[1 + i]):
+        if words[1 + i].flow.network:
             return danger(argv, "runs what a network fetch returned"), flow
         if plain and inner.level == Level.SAFE and not words[1 + i].dynamic:
             return inner, flow
@@ -64,10 +63,6 @@ def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     if stdin or i >= len(args) or args[i] in STDIN_SCRIPTS:
         return confirm(argv, f"{argv[0]} runs commands from its input"), Flow(runs_input=True)
     return _script(argv, words, 1 + i, ctx)
-
-
-def _carries_network(w: Word) -> bool:
-    return w.flow.network
 
 
 def _script(argv: list[str], words: list[Word], idx: int, ctx: Ctx) -> tuple[Verdict, Flow]:
@@ -154,9 +149,7 @@ def watch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
 def runner(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow] | None:
     name = argv[0]
     if name in SHELLS:
-        if name == "busybox" and len(argv) > 1 and argv[1] not in SHELLS:
-            return None
-        return shell(argv if name != "busybox" else argv[1:], words if name != "busybox" else words[1:], ctx)
+        return shell(argv, words, ctx)
     if name in ("eval",):
         return eval_(argv, words, ctx)
     if name in ("source", "."):

@@ -55,8 +55,8 @@ def sed_script_problem(script: str) -> str:
     return ""
 
 
-SED_FILE = re.compile(r"(?:^|[;\n{}])\s*[^;\n]*?[wW]\s*(\S[^\n]*)|s(.)(?:\\.|(?!\2).)*\2(?:\\.|(?!\2).)*\2[gpiImMe0-9]*w\s*"
-                      r"(\S[^\n]*)")
+SED_FILE = re.compile(r"(?:^|[;\n{}])\s*[^;\n]*?[wW]\s*(\S[^\n]*)|"
+                      r"s(.)(?:\\.|(?!\2).)*\2(?:\\.|(?!\2).)*\2[gpiImMe0-9]*w\s*(\S[^\n]*)")
 AWK_FILE = re.compile(r"\bprint[f]?\b[^;{}\n]*?>>?\s*\"([^\"]+)\"")
 
 

@@ -268,8 +268,9 @@ DEV: list[Spec] = [
           "-P= --prompt=": "sets a prompt", "--cmd=": "runs commands"},
          check=lambda a, o: PAGER_CHECK if any(x.startswith("+") for x in a) else None,
          ok=("less README.md", "less -R log"), ask=("less +!id README.md", "less -k keys f", "less --log=x f")),
-    spec("more", "-d -f -l -c -p -s -u -N", check=lambda a, o: PAGER_CHECK if any(x.startswith("+") for x in a) else None,
-         ok=("more f",), ask=("more +/x f",)),
+    spec("more", "-d -f -l -c -p -s -u -N",
+         check=lambda a, o: PAGER_CHECK if any(x.startswith("+") for x in a) else None, ok=("more f",),
+         ask=("more +/x f",)),
     spec("man", "-k --apropos -f --whatis -a --all -w --where --path --location -W --where-cat -S= -s= --sections= "
          "-L= --locale= -m= --systems= -e= --extension= -i --ignore-case -I --match-case --regex --wildcard "
          "--names-only --no-subpages -d --debug -D --default -7 --ascii -E= --encoding= --no-hyphenation --nh "

@@ -112,9 +112,10 @@ FILES: list[Spec] = [
          "--line-regexp -c --count --color? --colour? -L --files-without-match -l --files-with-matches -m= "
          "--max-count= -o --only-matching -q --quiet --silent -s --no-messages -b --byte-offset -H --with-filename "
          "-h --no-filename --label= -n --line-number -T --initial-tab -Z --null -A= --after-context= -B= "
-         "--before-context= -C= --context= -N -a --text --binary-files= -D= --devices= -d= --directories= "
+         "--before-context= -C= --context= -N -a --text --binary-files= -D= --devices= "
          "--exclude= --exclude-from=:read --exclude-dir= -I --include= -r --recursive -R --dereference-recursive "
-         "--line-buffered -U --binary -z --null-data", operands="pattern",
+         "--line-buffered -U --binary -z --null-data", {"-d= --directories=": "chooses how directories are read "
+                                                         "(recurse reads whole trees)"}, operands="pattern",
          recursive=frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
          ok=('grep -rn "TODO" src', "grep -rn foo .", "grep -i foo a.txt", "grep -e x -e y f", "grep -c x f"),
          ask=("grep KEY .env", "grep -r token ~", "grep -f ~/.ssh/id_rsa x", "grep -rn x /")),
@@ -252,7 +253,8 @@ FILES: list[Spec] = [
          "--include-all-whitespace -s= --output-separator= -U= --unicode= -N", ok=("strings build/app",),
          check=lambda a, o: "an @file operand reads more arguments from a file" if any(x.startswith("@") for x in o)
          else None, ask=("strings @/proc/self/environ",)),
-    spec("seq", "-f= --format= -s= --separator= -w --equal-width -N", operands="text", dashes_are_text=True, ok=("seq 1 10", "seq -5 5")),
+    spec("seq", "-f= --format= -s= --separator= -w --equal-width -N", operands="text", dashes_are_text=True,
+         ok=("seq 1 10", "seq -5 5")),
     spec("sleep", operands="text", ok=("sleep 1",)),
     spec("expr", operands="text", dashes_are_text=True, ok=("expr 1 + 2",)),
     spec("nproc", "--all --ignore=", operands="none", ok=("nproc",)),
