@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from framework_core.session import MessageManager
     from framework_core.teps import TEPSEngine
     from framework_core.tools.mcp import McpManager
+    from pathlib import Path
 
 MAX_STEPS_PER_TURN = 50
 
@@ -54,6 +55,8 @@ class Agent:
         self.events = events
         self.pending_notes: list[str] = []
         self.mcp = mcp
+        if mcp is not None:  # results sized for the active model, cut ones saved beside the transcript
+            mcp.bind(window=lambda: self.caps.context_window, outputs_dir=_session_dir(session))
         self.env = os.environ if env is None else env
         self.provider_name = config.llm_provider
         self.persona_id = config.default_persona
@@ -179,15 +182,24 @@ class Agent:
         if pending:
             self.events(Notice("warning", f"MCP server(s) still starting, continuing without them: {', '.join(pending)}"))
 
+    def _mcp_news(self) -> str:
+        """Say what happened to MCP servers since the last request; their instructions join the system prompt."""
+        if self.mcp is None:
+            return ""
+        for level, text in self.mcp.take_notices():
+            self.events(Notice(level, text))  # type: ignore[arg-type]
+        return self.mcp.instructions_prompt()
+
     def _one_reply(self, outcome: TurnOutcome) -> LLMResponse | None:
         """Stream one reply into the history. Returns None when the turn must end here."""
         from framework_core.adapters.retry import stream_with_retry
+        from framework_core.context_fit import fit_request
 
         self._wait_for_mcp()
         say_capability_notes(self)
-        system = self.dcm.build_system_prompt(self.persona_id)
+        system = self.dcm.build_system_prompt(self.persona_id) + self._mcp_news()
         tools = self.teps.registry.schemas()
-        messages = list(self.session.messages)
+        messages = fit_request(self, list(self.session.messages), system, tools)
         shown: list[str] = []
         self.events(ModelRequestStarted(self.provider_name, self.provider.model))
 
@@ -255,3 +267,9 @@ class Agent:
             outcome.tool_results += exc.results
             raise
         outcome.tool_results += results
+
+
+def _session_dir(session: "MessageManager") -> "Path | None":
+    """The session's own directory, beside its transcript (none for a session kept in memory)."""
+    transcript = getattr(session, "transcript", None)
+    return transcript.path.with_suffix("") if transcript is not None else None
