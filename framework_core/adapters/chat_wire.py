@@ -14,6 +14,7 @@ import json
 import secrets
 from typing import Any, Iterator
 
+from framework_core.adapters.tool_ids import OPENAI_MAX, wire_ids
 from framework_core.lial_core import (LLMResponse, Message, ProviderState, ReasoningDelta, StreamEvent, TextDelta,
                                       ToolCallStart, ToolRequest, ToolSchema, Usage)
 
@@ -23,7 +24,8 @@ WIRE = "openai"
 def to_openai_messages(messages: list[Message], system_prompt: str, model: str = "",
                        merge_user: bool = False) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    for m in messages:
+    ids = wire_ids(messages, OPENAI_MAX)  # ids other APIs made, valid here and unique; results paired by position
+    for i, m in enumerate(messages):
         if m.role == "user":
             if merge_user and out and out[-1]["role"] == "user":  # for templates that need strict alternation
                 out[-1]["content"] += "\n\n" + m.content
@@ -35,20 +37,20 @@ def to_openai_messages(messages: list[Message], system_prompt: str, model: str =
             # "" rather than null: several servers' chat templates concatenate content and fail on null
             msg: dict[str, Any] = {"role": "assistant", "content": m.content}
             if m.tool_calls:
-                msg["tool_calls"] = _tool_calls(m, model)
+                msg["tool_calls"] = _tool_calls(m, model, ids.calls.get(i, []))
             out.append(msg)
         elif m.role == "tool_result":
-            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+            out.append({"role": "tool", "tool_call_id": ids.result(i, m.tool_call_id), "content": m.content})
         elif m.role == "system":
             out.append({"role": "system", "content": m.content})
     return out
 
 
-def _tool_calls(m: Message, model: str) -> list[dict[str, Any]]:
+def _tool_calls(m: Message, model: str, wire: list[str]) -> list[dict[str, Any]]:
     extras = {item.get("call_id"): item.get("extra_content") for item in m.state_for(WIRE, model)}
     calls = []
-    for c in m.tool_calls:
-        call: dict[str, Any] = {"id": c.request_id, "type": "function", "function": {
+    for j, c in enumerate(m.tool_calls):
+        call: dict[str, Any] = {"id": wire[j] if j < len(wire) else c.request_id, "type": "function", "function": {
             "name": c.tool_name, "arguments": json.dumps(c.wire_arguments(), ensure_ascii=False)}}
         if extras.get(c.request_id):
             call["extra_content"] = extras[c.request_id]  # e.g. Gemini's thought signature, sent back as it came

@@ -80,3 +80,47 @@ def test_oneshot_compacts_inside_its_tool_loop_too(workspace: Path) -> None:
                            cwd=workspace, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "Six reads done." in r.stdout and "Compacted: trimmed" in r.stderr
+
+
+def test_a_context_length_error_compacts_and_sends_once_more_on_both_wires(rig: Rig) -> None:
+    for i in range(3):
+        rig.server.enqueue(Reply(text=f"answer {i}"))
+        rig.agent.run_turn(f"question {i}")
+    too_long = "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."
+    rig.server.enqueue(Reply(fault=Fault.http(400, error_type="context_length_exceeded", message=too_long)),
+                       Reply(text="SUMMARY: three questions."), Reply(text="fits now"))
+    outcome = rig.agent.run_turn("question 3")
+    assert outcome.text == "fits now" and outcome.error is None
+    assert "no longer fits the model's context window" in notices(rig)
+    assert rig.agent.session.messages[0].meta.get("summary") and is_valid(rig.agent.session.messages)
+
+
+def test_a_second_context_length_error_is_reported_not_looped(rig: Rig) -> None:
+    for i in range(3):
+        rig.server.enqueue(Reply(text=f"answer {i}"))
+        rig.agent.run_turn(f"question {i}")
+    fault = Fault.http(400, error_type="context_length_exceeded", message="prompt is too long: 9 tokens > 5 maximum")
+    rig.server.enqueue(Reply(fault=fault), Reply(text="SUMMARY."), Reply(fault=fault), Reply(text="never"))
+    outcome = rig.agent.run_turn("question 3")
+    assert outcome.error and "too long for the model's context window" in outcome.error
+    assert is_valid(rig.agent.session.messages)
+    rig.server._queue.clear()
+
+
+def test_tool_call_ids_other_apis_made_are_accepted_and_paired(rig: Rig) -> None:
+    """Ids as other servers write them (dots and colons, over 64 characters, one id twice) become valid for
+    the API in use, and each result still answers its own call."""
+    from framework_core.lial_core import Message, ToolRequest, ToolResult
+
+    ids = ["functions.readFile:0", "functions.readFile:0", "toolu_" + "x" * 70]  # over both APIs' limits
+    calls = [ToolRequest(cid, "readFile", {"path": f"f{n}"}) for n, cid in enumerate(ids)]
+    session = rig.agent.session
+    session.add_user("read three files")
+    session.add(Message("assistant", "", tool_calls=calls))
+    for n, call in enumerate(calls):
+        session.add(Message.tool_result(ToolResult(call.request_id, "readFile", "success", {"n": n})))
+    session.add(Message("assistant", "Read them."))
+    rig.server.enqueue(Reply(text="I remember all three."))
+    assert rig.agent.run_turn("what did you read?").text == "I remember all three."
+    body = json.dumps(rig.server.requests[-1])
+    assert "functions.readFile:0" not in body and "x" * 70 not in body
