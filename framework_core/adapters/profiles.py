@@ -100,10 +100,12 @@ class Capabilities:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    import yaml
+    from pathlib import Path
+
+    from framework_core.yaml_load import parse_yaml  # the one YAML reader: duplicate keys are errors here too
 
     text = resources.files("framework_core.adapters").joinpath("profiles.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = parse_yaml(text, Path(__file__).with_name("profiles.yaml")).data
     by_name: dict[str, dict[str, Any]] = {}
     for name, entry in data["models"].items():
         by_name[name] = dict(entry, name=name)
@@ -152,9 +154,11 @@ def resolve(settings: "ProviderSettings") -> Capabilities:
     """The profile of the entry's model with the entry's overrides; `notes` says what was adjusted."""
     profile = lookup(settings.model, settings.type)
     notes: list[str] = []
+    context = settings.context_window or profile.context_window
     if not profile.known and settings.model:
+        source = "as its llm_settings entry says" if settings.context_window else "a safe default"
         notes.append(f"No capability profile for model '{settings.model}': using safe defaults for the "
-                     f"{profile.wire} API (context {profile.context_window:,} tokens); set context_window, "
+                     f"{profile.wire} API (context {context:,} tokens, {source}); set context_window, "
                      "max_tokens and prices in its llm_settings entry if they differ.")
     if profile.retires:
         notes.append(f"Model '{settings.model}' reaches end of life on {profile.retires}: pick a current one "
@@ -166,7 +170,7 @@ def resolve(settings: "ProviderSettings") -> Capabilities:
     elif output is not None:
         token_parameter = settings.token_parameter or profile.token_parameter or "max_tokens"
     return Capabilities(
-        profile=profile, context_window=settings.context_window or profile.context_window,
+        profile=profile, context_window=context,
         output_tokens=output, token_parameter=token_parameter,
         temperature=_temperature(settings, profile, notes), thinking=_thinking(settings, profile, notes),
         effort=_effort(settings, profile, notes),
