@@ -116,6 +116,9 @@ class McpServerSettings(_Model):
                                             "unset: teps_settings.output_budget_chars.")
     enabled: bool = True
     disabled: bool = Field(False, description="The .mcp.json spelling: true leaves the server off.")
+    sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (workspace writable, the rest "
+                          "read-only, credentials hidden); false runs it with your own permissions.")
+    network: bool = Field(True, description="A sandboxed stdio server may use the network.")
     _notes: list[str] = PrivateAttr(default_factory=list)  # what loading it had to say (unknown .mcp.json keys)
 
     @field_validator("type", mode="before")

@@ -143,7 +143,8 @@ def _describe(top: str, name: Any, value: Any) -> str:
     else:
         where = "runs " + " ".join([str(value.get("command", "?")), *map(str, value.get("args") or [])])
     env = sorted((value.get("env") or {}).keys()) if isinstance(value.get("env"), dict) else []
-    return f"{name}: {where}" + (f" (env: {', '.join(env)})" if env else "")
+    unconfined = " — OUTSIDE the sandbox (sandbox: false)" if value.get("sandbox") is False else ""
+    return f"{name}: {where}" + (f" (env: {', '.join(env)})" if env else "") + unconfined
 
 
 def _short(value: Any, limit: int = 160) -> str:

@@ -146,6 +146,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         from framework_core.tools.mcp import McpManager
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
+        mcp.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network) if s.sandbox else ()
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)
     warnings = list(dcm.warnings)

@@ -49,6 +49,8 @@ class SandboxPlan:
     work: str | None = None  # overlay mode: overlayfs work dir, same file system as `upper`
     seccomp_fd: int | None = None
     run_dirs: tuple[str, ...] = ("/run",)  # runtime folders replaced by empty ones (their sockets reach the host)
+    writable: tuple[str, ...] = ()  # more folders bound writable (an MCP server's package caches)
+    reexposed: tuple[str, ...] = ()  # LACA's own install and Python when they live under a private folder (/tmp)
 
 
 def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
@@ -61,11 +63,15 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
     for run in plan.run_dirs:  # sockets there (docker, D-Bus, podman) would reach the host whatever the mounts
         argv += ["--tmpfs", run]
     argv += ["--ro-bind-try", RESOLVER_DIR, RESOLVER_DIR]
+    for path in plan.reexposed:
+        argv += ["--ro-bind", path, path]
     argv += _workspace_mount(plan)
     for d in plan.hidden_dirs:
         argv += ["--ro-bind", plan.empty_dir, d]
     for f in plan.hidden_files:
         argv += ["--ro-bind", "/dev/null", f]
+    for w in plan.writable:
+        argv += ["--bind", w, w]
     if plan.mode != "read-only":
         argv += _protected_mounts(plan)
     argv += ["--chdir", plan.cwd]

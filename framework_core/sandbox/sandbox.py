@@ -24,6 +24,7 @@ from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, b
 from framework_core.sandbox.probe import SandboxReport, find_bwrap, probe, seccomp_fd
 
 Profile = Literal["workspace-write", "read-only", "off"]
+SERVER_SECCOMP_FD = 9  # where `sh` opens the filter file for bubblewrap in a server's wrapper
 PROFILES: tuple[Profile, ...] = ("workspace-write", "read-only", "off")
 
 
@@ -117,7 +118,8 @@ class Sandbox:
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
-            str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs())
+            str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
+            reexposed=_reexposed())
         launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
                         network, upper, time.time_ns(), controls)
         try:
@@ -129,6 +131,39 @@ class Sandbox:
                 launch.dropped.extend(_remove_created(missing, self.workspace))
             if mode != "overlay":
                 shutil.rmtree(scratch, ignore_errors=True)
+
+    def server_wrapper(self, *, network: bool, cwd: Path | None = None) -> tuple[str, ...]:
+        """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
+        a command, with the workspace writable in place (a server's changes cannot wait for it to exit), its
+        package caches writable (uvx, npx), and the network unless the server's settings say no. The seccomp
+        filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
+        if not self.active:
+            return ()
+        controls = control_paths(self.workspace, self.protected_extra)
+        protected = tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
+                          if os.path.lexists(self.workspace / c.rel))
+        hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
+        caches = tuple(str(p) for p in (self.home / ".cache", self.home / ".npm") if p.is_dir())
+        filter_file = self._seccomp_file()
+        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write", network,
+                           tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
+                           protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
+                           run_dirs=_run_dirs(), writable=caches, reexposed=_reexposed())
+        argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
+        if filter_file is None:
+            return tuple(argv)
+        return ("sh", "-c", f'exec "$@" {SERVER_SECCOMP_FD}<"$0"', str(filter_file), *argv)
+
+    def _seccomp_file(self) -> Path | None:
+        from framework_core.sandbox.seccomp import filter_for
+
+        prog = filter_for()
+        if prog is None:
+            return None
+        path = self._runtime_dir() / "seccomp.bpf"
+        if not path.exists():
+            path.write_bytes(prog)
+        return path
 
     def discard(self, launch: Launch) -> None:
         """Drop an overlay's scratch directory once its change set has been applied or declined."""
@@ -150,6 +185,23 @@ class Sandbox:
         if self._runtime is not None:
             shutil.rmtree(self._runtime, ignore_errors=True)
             self._runtime = None
+
+
+PRIVATE_ROOTS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
+
+
+def _reexposed() -> tuple[str, ...]:
+    """LACA's own install and the Python running it, when they live in a folder each command gets empty (a venv
+    under /tmp): read-only, so that the tools LACA itself starts (an MCP server from its venv) are found."""
+    import sys
+
+    install = Path(__file__).resolve().parents[2]
+    out = []
+    for path in dict.fromkeys([str(install), sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)]):
+        path = os.path.realpath(path)
+        if any(path == r or path.startswith(r + "/") for r in PRIVATE_ROOTS) and os.path.exists(path):
+            out.append(path if os.path.isdir(path) else os.path.dirname(path))
+    return tuple(dict.fromkeys(out))
 
 
 def _run_dirs() -> tuple[str, ...]:

@@ -49,8 +49,8 @@ class McpManager:
         self.save: Saver | None = None
         #: Answers a server's request for user input on the main thread; None: the capability is not offered.
         self.elicit: Callable[[Any], Any] | None = None
-        #: argv put in front of every stdio server's command (a sandbox wrapper).
-        self.wrapper: tuple[str, ...] = ()
+        #: argv put in front of a stdio server's command (the sandbox), given the server's name and settings.
+        self.wrapper: Callable[[str, McpServerSettings], tuple[str, ...]] = lambda name, settings: ()
         self.environ: dict[str, str] = dict(os.environ)  # ${VAR} expansion only; servers never get it whole
         self.backoff: tuple[float, ...] = BACKOFF_S  # waits before each restart after a lost connection
         self.calls = CallRunner(self)
@@ -106,7 +106,8 @@ class McpManager:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {server.name}\n")
                 log.flush()
                 hooks = Hooks(on_log=lambda p: log_line(log, p), on_tools_changed=lambda: self._relist_soon(server, gen),
-                              on_closed=lost.set, workspace=self.workspace, wrapper=self.wrapper,
+                              on_closed=lost.set, workspace=self.workspace,
+                              wrapper=self.wrapper(server.name, server.settings),
                               elicit=self.calls.elicit_on_main if self.elicit else None,
                               on_http_error=server.http_error)
                 timeout = server.settings.startup_timeout_s

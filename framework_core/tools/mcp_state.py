@@ -95,6 +95,8 @@ def describe(exc: BaseException, server: _Server | None = None) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     if text == "Connection closed" and server is not None:  # the SDK's words for a peer that went away
         said = last_log_line(server.log_path)
+        if said and said.startswith("bwrap: execvp") and "No such file" in said:  # started in the sandbox
+            return f"command not found: {server.settings.command} (install it, or fix the server's command)"
         ended = "the server's process exited" if server.settings.transport == "stdio" else "the connection closed"
         return f"{ended}" + (f"; its last words: {said}" if said else "")
     if server is not None and server.last_http and "error response" in text:

@@ -1,0 +1,59 @@
+"""Stdio MCP servers start inside the sandbox: no capabilities, their own namespaces, nothing of LACA's
+environment (API keys included), and no writes outside the workspace."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from framework_core.approval import ScriptedApprover
+from framework_core.config_load import Overrides, load_config
+from framework_core.lial_core import ToolRequest
+from framework_core.sandbox.probe import probe
+from framework_core.session import open_session
+from framework_core.wiring import build_agent
+
+PROBE = str(Path(__file__).with_name("mcp_servers") / "probe_server.py")
+pytestmark = [pytest.mark.mcp, pytest.mark.skipif(not probe().available, reason="no sandbox on this machine")]
+
+
+def start(workspace: Path, *, sandboxed: bool):
+    (workspace / "framework_config.yaml").write_text(
+        f"mcp_servers:\n  probe:\n    command: {sys.executable}\n    args: [{PROBE!r}]\n    permission: always\n"
+        f"    sandbox: {'true' if sandboxed else 'false'}\n")
+    parts = build_agent(load_config(workspace, Overrides()), events=lambda e: None, approver=ScriptedApprover(),
+                        session=open_session(workspace.parent / "data"))
+    deadline = time.monotonic() + 60
+    while "mcp__probe__probe" not in parts.agent.teps.registry and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return parts.agent
+
+
+def report(agent, outside: Path) -> dict[str, str]:
+    result = agent.teps.execute_tool(ToolRequest("p", "mcp__probe__probe", {"outside": str(outside)}, "probe"))
+    text = str(result.data.get("content") or result.data)
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "sandbox-false"])
+def test_a_stdio_server_runs_confined_unless_configured_otherwise(workspace: Path, monkeypatch,
+                                                                   sandboxed: bool) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-reach-servers")
+    outside = Path(tempfile.mkdtemp(prefix=".laca-test-", dir=os.path.expanduser("~")))
+    agent = start(workspace, sandboxed=sandboxed)
+    try:
+        seen = report(agent, outside)
+    finally:
+        agent.mcp.close()
+    assert "OPENAI_API_KEY" not in seen["env"]  # the SDK's minimal environment either way
+    if sandboxed:
+        assert seen["CapEff"] == "0000000000000000" and seen["NoNewPrivs"] == "1"
+        assert seen["userns"] != os.readlink("/proc/self/ns/user")
+        assert seen["wrote_outside"].startswith("no") and not (outside / "planted.txt").exists()
+    else:
+        assert seen["userns"] == os.readlink("/proc/self/ns/user")
