@@ -38,6 +38,7 @@ class ApprovalRequest:
     can_unsandbox: bool = False  # offer the explicit, red "run outside the sandbox once" choice
     control_note: str | None = None  # a write to a control path: what it can do, shown in red
     can_preview: bool = False  # offer "run in the overlay, show the changes, then ask to apply"
+    remaining: int = 0  # later calls of this reply that would ask too (none Dangerous): offer "yes to them all"
 
     @property
     def allow_session(self) -> bool:
@@ -55,6 +56,7 @@ class ApprovalAnswer:
     grant: GrantOption | None = None  # which option `a` saved
     unsandboxed: bool = False  # the user chose to run this one call outside the sandbox (never remembered)
     preview: bool = False  # run in the overlay and show the change set before applying it
+    remaining: bool = False  # also approve, once each, the later calls of this reply that would ask
 
 
 class Approver(Protocol):

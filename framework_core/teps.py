@@ -73,6 +73,9 @@ class TEPSEngine:
         self.events = events
         self.audit = audit or (lambda record: None)
         self.dry_run = self.settings.dry_run_enabled
+        self._bulk_after: list[int] = []  # per call of the current reply: later calls approvable together
+        self._approve_rest = False  # the user said yes to the remaining calls of this reply
+        self._running_since: float | None = None  # when the call now running started (Ctrl-C reports it)
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.scrub_env_patterns,
                                     self.settings.keep_env)
         if sandbox is None:
@@ -120,16 +123,48 @@ class TEPSEngine:
         results: list[ToolResult] = []
         total = len(requests)
         keep = on_result or (lambda result: None)
+        self._bulk_after, self._approve_rest = (self._plan(requests) if total > 1 else []), False
         try:
             for index, req in enumerate(requests, start=1):
                 results.append(self._run_one(req, index, total))
                 keep(results[-1])
         except KeyboardInterrupt:
-            for req in requests[len(results):]:
-                results.append(self._finish(_Prepared(req), self._interrupted(req), 0.0))
+            for req in requests[len(results):]:  # the call that was running keeps the time it ran
+                ran = time.monotonic() - self._running_since if self._running_since is not None else 0.0
+                self._running_since = None
+                results.append(self._finish(_Prepared(req), self._interrupted(req), ran))
                 keep(results[-1])
             raise BatchInterrupted(results) from None
         return results
+
+    def _plan(self, requests: list[ToolRequest]) -> list[int]:
+        """List a reply's calls up front when some will ask or are blocked; returns, for each call, how many
+        later ones would ask and may be approved together ("yes to the remaining N", never Dangerous ones)."""
+        preps = [self._prepare(req) for req in requests]
+        words = []
+        for n, prep in enumerate(preps, start=1):
+            d = prep.decision
+            what = ("not valid" if d is None else "blocked" if d.action == "deny"
+                    else "asks" if d.action == "ask" or (prep.spec and self._needs_sandbox(prep)) else "runs")
+            title = prep.preview.title if prep.preview else prep.request.tool_name
+            body = " ".join((prep.preview.body if prep.preview and prep.preview.lexer == "bash" else "").split())
+            words.append((what, f"  {n}. {title}{': ' + body[:70] + ('…' if len(body) > 70 else '') if body else ''}"
+                                f"  ({what})"))
+        if any(w in ("asks", "blocked") for w, _ in words):
+            self.events(Notice("info", f"This reply has {len(requests)} calls, decided in turn:\n"
+                                       + "\n".join(line for _, line in words)))
+        bulk = [self._bulk_ok(p) for p in preps]
+        return [sum(bulk[i + 1:]) for i in range(len(preps))]
+
+    def _bulk_ok(self, prep: _Prepared) -> bool:
+        """A call that asks and may be approved with others: not Dangerous, not a control path or a
+        credential, and not a command asking only because there is no sandbox."""
+        d = prep.decision
+        if d is None or prep.spec is None or d.action != "ask" or d.level >= Level.DANGEROUS:
+            return False
+        if prep.spec.kind in ("read", "write") and not d.grant_options:
+            return False  # control paths and credential files are asked about every time
+        return not self._needs_sandbox(prep)
 
     # ---- steps -----------------------------------------------------------------------------
 
@@ -139,16 +174,18 @@ class TEPSEngine:
             return self._finish(prep, prep.early, 0.0)
         assert prep.spec and prep.preview and prep.decision
         decision = prep.decision
-        if decision.action == "deny":
+        if decision.action == "deny":  # shown once, by the finished call
             why = "; ".join(decision.reasons) or "denied by policy"
-            self.events(Notice("error", f"Blocked {prep.preview.title}: {why}"))
             hint = (" Dangerous commands run only after the user turns on /allow-dangerous."
                     if decision.level == Level.DANGEROUS else "")
             return self._finish(prep, self._result(req, "blocked_by_policy", message=f"Blocked by policy: {why}.{hint}",
                                                    reasons=list(decision.reasons)), 0.0)
         previewing = self.dry_run and self._can_preview(prep)
         auto = (decision.action == "allow" and not self._needs_sandbox(prep)) or previewing
-        if not auto:
+        if self.dry_run and not previewing and not (auto and prep.spec.kind == "read"):
+            return self._dry_run(prep)  # shown, never asked about: it will not run
+        bulk = not auto and self._approve_rest and self._bulk_ok(prep)
+        if not auto and not bulk:
             prep.answer = self._ask(prep, index, total)
             if prep.answer.choice == "deny":
                 msg = "User declined execution."
@@ -158,17 +195,25 @@ class TEPSEngine:
                 return self._finish(prep, self._result(req, "declined_by_user", **data), 0.0)
             if prep.answer.choice == "session" and prep.answer.grant is not None:
                 self.policy.grants.add(prep.answer.grant)
-        if self.dry_run and not previewing:
-            return self._finish(prep, self._result(
-                req, "dry_run", message="Dry run: not run (only commands can be previewed in the sandbox's "
-                "overlay; this call would change things directly).", would_run=prep.preview.body or prep.preview.title),
-                0.0)
+            self._approve_rest = self._approve_rest or prep.answer.remaining
         reason = "; ".join(decision.matched or decision.reasons) if auto else ""
+        if bulk:
+            prep.answer, reason = ApprovalAnswer("once"), "you approved the remaining calls of this reply"
         if previewing:
             reason = "dry run: a preview in the sandbox's overlay; nothing lands unless you apply it"
-        self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, auto, reason))
+        self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, auto or bulk, reason))
         self.context.scope = self._scope(prep, preview=previewing or bool(prep.answer and prep.answer.preview))
         return self._execute(prep)
+
+    def _dry_run(self, prep: _Prepared) -> ToolResult:
+        """Dry run, for a call that cannot run in the overlay: show what it would do, run nothing."""
+        assert prep.preview
+        self.events(ToolCallStarted(prep.request, prep.preview.title, prep.preview.body, True,
+                                    "dry run: shown, not run"))
+        return self._finish(prep, self._result(
+            prep.request, "dry_run", message="Dry run: not run (only commands can be previewed in the sandbox's "
+            "overlay; this call would change things directly).", would_run=prep.preview.body or prep.preview.title),
+            0.0)
 
     def _can_preview(self, prep: _Prepared) -> bool:
         """A call can run as a preview when it is a process in the overlay that the policy does not block."""
@@ -259,6 +304,8 @@ class TEPSEngine:
         if control:
             req.control_note = (f"This file is a control path: {control}. Check the change below; "
                                 "this is asked every time and never remembered.")
+        if 0 < index <= len(self._bulk_after) and not dangerous and self._bulk_ok(prep):
+            req.remaining = self._bulk_after[index - 1]
         if prep.spec.runs_process:
             req.sandbox_note, req.sandbox_warn = self.sandbox_note(prep)
             req.can_unsandbox = self.sandbox.active and self.sandbox.profile != "off"
@@ -276,10 +323,14 @@ class TEPSEngine:
         ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
         ctx.review = (lambda cs: self._review(prep, cs)) if ctx.scope.preview else None
         self.audit({"type": "tool_started", "request_id": req.request_id, "tool_name": req.tool_name})
-        start = time.monotonic()
+        start = self._running_since = time.monotonic()
         try:
             data = spec.handler(dict(req.parameters), ctx)
-            result = self._result(req, "success", **data)
+            code = data.get("exit_code")
+            if isinstance(code, int) and code != 0 and not data.get("cancelled"):  # a failed command failed
+                result = self._result(req, "error", error_message=f"the command exited with status {code}", **data)
+            else:
+                result = self._result(req, "success", **data)
         except ToolArgumentError as exc:
             result = self._result(req, "error", error_message=f"Invalid arguments: {exc}")
         except ToolError as exc:
@@ -289,6 +340,7 @@ class TEPSEngine:
             result = self._result(req, "error", error_message=f"{type(exc).__name__}: {exc}")
         finally:
             ctx.on_output = ctx.review = None
+        self._running_since = None
         return self._finish(prep, result, time.monotonic() - start)
 
     def _review(self, prep: _Prepared, changes: "ChangeSet") -> bool:

@@ -1,8 +1,15 @@
-"""The ICERC approval panel: the model's brief (its claim) beside the exact action (the truth)."""
+"""The ICERC approval panel. It leads with the action (the truth, taken from the arguments): the command or
+the diff first; the model's brief (its claim) is folded when it agrees with the action and flagged loudly
+when it does not. The panel is cut to fit the terminal, so the title, the action and the question stay
+on screen; `v` shows everything.
+"""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+import re
+from dataclasses import dataclass
+
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
@@ -13,6 +20,8 @@ from framework_core.ui.safe_text import visible
 
 LEVEL_STYLE = {Level.SAFE: "green", Level.NEEDS_CONFIRM: "yellow", Level.DANGEROUS: "red"}
 LEVEL_WORD = {Level.SAFE: "safe", Level.NEEDS_CONFIRM: "needs confirmation", Level.DANGEROUS: "DANGEROUS"}
+FIELD = re.compile(r"^\s*(intent|command|expected outcome|risk assessment|risk|confirmation request)\s*:\s*",
+                   re.I | re.M)
 
 
 def fold_body(body: str, max_lines: int) -> tuple[str, int]:
@@ -23,63 +32,170 @@ def fold_body(body: str, max_lines: int) -> tuple[str, int]:
     return "\n".join(lines[:max_lines]), len(lines) - max_lines
 
 
-def approval_panel(req: ApprovalRequest, *, max_lines: int = 120) -> RenderableType:
+def brief_fields(brief: str) -> dict[str, str]:
+    """The ICERC fields of a brief, by lower-case label ("intent", "command", ...)."""
+    marks = list(FIELD.finditer(brief))
+    out: dict[str, str] = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(brief)
+        out.setdefault(m.group(1).lower(), brief[m.end():end].strip())
+    return out
+
+
+def _norm(text: str) -> str:
+    text = " ".join(text.split())
+    for _ in range(2):
+        text = text.strip().strip("`'\"").strip()
+        text = text[2:] if text.startswith("$ ") else text
+    return text
+
+
+@dataclass(frozen=True)
+class BriefCheck:
+    state: str  # "agrees" | "differs" | "unnamed" | "missing" | "open" (nothing to check against)
+    claimed: str = ""  # what the brief says the action is, when it says so
+
+
+def check_brief(req: ApprovalRequest) -> BriefCheck:
+    """Does the brief describe the action that will run? Only a brief naming exactly this command (or this
+    file) agrees; one naming another command differs, and the panel says so in red."""
+    brief = req.request.icerc_full_text.strip()
+    if not brief:
+        return BriefCheck("missing")
+    claimed = brief_fields(brief).get("command", "")
+    if req.preview.lexer == "bash" and req.preview.body:
+        action = _norm(req.preview.body)
+        if claimed:
+            return BriefCheck("agrees" if _norm(claimed) == action else "differs", claimed)
+        return BriefCheck("agrees" if action in _norm(brief) else "unnamed")
+    if req.preview.path:
+        from pathlib import PurePath
+
+        name = PurePath(req.preview.path).name
+        said = claimed or brief
+        return BriefCheck("agrees" if name and name in said else ("differs" if claimed else "unnamed"), claimed)
+    return BriefCheck("open", claimed)
+
+
+def _brief_parts(req: ApprovalRequest, check: BriefCheck) -> list[RenderableType]:
+    brief = visible(req.request.icerc_full_text.strip())
+    if check.state == "missing":
+        return [Text("⚠ The model gave no ICERC brief for this call. Judge it by the action above.", style="laca.warn")]
+    fields = brief_fields(brief)
+    intent = " ".join((fields.get("intent") or brief).split())
+    if check.state == "differs":
+        return [Text(f"⚠ THE MODEL'S BRIEF DOES NOT MATCH THE ACTION: it says `{' '.join(visible(check.claimed).split())}`"
+                     ". Judge by the action above.", style="bold red"),
+                Text(brief, style="laca.brief")]
+    if check.state == "unnamed":
+        return [Text("The brief does not name this action; judge by the action above. ", style="laca.warn")
+                + Text(f"Intent: {intent}", style="laca.brief")]
+    lead = "Brief (matches the action): " if check.state == "agrees" else "Brief: "
+    return [Text(lead, style="laca.dim") + Text(intent, style="laca.brief")
+            + Text("  (v shows it whole)", style="laca.dim")]
+
+
+def _title(req: ApprovalRequest) -> str:
+    count = f" · call {req.index} of {req.total}" if req.total > 1 else ""
+    if req.server:
+        return f"[bold]Allow tool call from {visible(req.server)}?[/bold]{count}"
+    return f"[bold]{visible(req.preview.title)}[/bold] · {LEVEL_WORD[req.level]}{count}"
+
+
+def approval_panel(req: ApprovalRequest, *, max_lines: int = 120, max_reasons: int = 8,
+                   wrap: bool = True) -> RenderableType:
     style = LEVEL_STYLE[req.level]
     parts: list[RenderableType] = []
-    brief = visible(req.request.icerc_full_text.strip())
-    parts.append(Text("Model's brief (ICERC)", style="bold"))
-    if brief:
-        parts.append(Text(brief, style="laca.brief"))
-    else:
-        parts.append(Text("⚠ The model gave no ICERC brief for this call. Judge it by the action below.",
-                          style="laca.warn"))
-    parts.append(Text(""))
-    parts.append(Text(f"What will actually happen: {req.preview.title}", style="bold"))
     if req.control_note:
         parts.append(Text(f"⚠ {visible(req.control_note)}", style="bold red"))
     if req.server:
-        parts.append(Text(f"Server: {req.server}   Tool: {req.request.tool_name}", style="laca.info"))
-    if req.preview.full_body:
-        parts.append(Text("Long values are folded below; press v to view them whole.", style="laca.dim"))
+        parts.append(Text(f"Server: {visible(req.server)}   Tool: {visible(req.request.tool_name)}", style="laca.info"))
+    hidden = 0
     if req.preview.body:
         body, hidden = fold_body(visible(req.preview.body), max_lines)
         if req.preview.lexer:
-            parts.append(Syntax(body, req.preview.lexer, word_wrap=True, theme="ansi_dark", background_color="default"))
+            parts.append(Syntax(body, req.preview.lexer, word_wrap=wrap, theme="ansi_dark", background_color="default"))
         else:
-            parts.append(Text(body))
-        if hidden:
-            parts.append(Text(f"… {hidden} more lines not shown here — press v to view all of it.", style="laca.warn"))
+            parts.append(Text(body, no_wrap=not wrap, overflow="ellipsis"))
+    if hidden or req.preview.full_body:
+        more = f"… {hidden} more lines not shown here" if hidden else "Long values are folded"
+        parts.append(Text(f"{more}: v shows all of it.", style="laca.warn"))
     for note in req.preview.notes:
         parts.append(Text(f"• {visible(note)}", style="laca.warn"))
-    if req.sandbox_note:
-        parts.append(Text(f"⛶ {req.sandbox_note}", style="bold laca.warn" if req.sandbox_warn else "laca.dim"))
-    parts.append(Text(""))
+    parts += _brief_parts(req, check_brief(req))
     verdict = Text(f"Policy: {LEVEL_WORD[req.level]}", style=f"bold {style}")
     parts.append(verdict)
-    for reason in req.reasons[:8]:  # the policy orders them riskiest first
+    for reason in req.reasons[:max_reasons]:  # the policy orders them riskiest first
         parts.append(Text(f"  – {visible(reason)}", style=style))
-    if len(req.reasons) > 8:
-        parts.append(Text(f"  … and {len(req.reasons) - 8} more (press v to see them all)", style=style))
+    if len(req.reasons) > max_reasons:
+        parts.append(Text(f"  … and {len(req.reasons) - max_reasons} more (v shows them all)", style=style))
+    if req.sandbox_note:
+        parts.append(Text(f"⛶ {req.sandbox_note}", style="bold laca.warn" if req.sandbox_warn else "laca.dim"))
     if req.warning:
-        parts.append(Text(""))
         parts.append(Text(req.warning, style="bold laca.warn"))
-    if req.allow_session:
-        parts.append(Text(""))
-        parts.append(Text(f"[a] would remember for this session: {visible(req.grant_options[0].label)}"
-                          + (" (or a prefix you pick)" if len(req.grant_options) > 1 else ""), style="laca.dim"))
-    count = f" · call {req.index} of {req.total}" if req.total > 1 else ""
-    title = f"[bold]{req.request.tool_name}[/bold]{count} · {LEVEL_WORD[req.level]}"
-    if req.server:
-        title = f"[bold]Allow tool call from {req.server}?[/bold]{count}"
-    return Panel(Group(*parts), title=title, title_align="left", border_style=style, expand=True)
+    return Panel(Group(*parts), title=_title(req), title_align="left", border_style=style, expand=True)
 
 
-def question_text(req: ApprovalRequest) -> str:
-    out = ("  [p] preview" if req.can_preview else "") + ("  [u] outside the sandbox" if req.can_unsandbox else "")
-    if req.server:
-        return "[y] allow once  [n] deny  [a] allow for this chat  [v] view all: "
+def fitted_panel(req: ApprovalRequest, console: Console, rows: int) -> RenderableType:
+    """The panel cut to at most `rows` terminal rows: the action's body and the reasons give way first,
+    never the title, the first lines of the action or the policy's verdict."""
+    body_lines = len((req.preview.body or "").splitlines())
+    lines, reasons = min(body_lines, 120), 8
+    panel = approval_panel(req, max_lines=lines, max_reasons=reasons)
+    for _ in range(6):
+        height = len(console.render_lines(panel, console.options, pad=False))
+        if height <= rows:
+            return panel
+        excess = height - rows
+        if reasons > 2:
+            cut = min(reasons - 2, excess)
+            reasons, excess = reasons - cut, excess - cut
+        if excess > 0:
+            lines = max(3, min(lines, body_lines) - excess - 1)  # the fold line takes a row
+        panel = approval_panel(req, max_lines=lines, max_reasons=reasons, wrap=lines > 3 or body_lines <= 3)
+    return panel
+
+
+def question_items(req: ApprovalRequest) -> list[str]:
+    """The answers on offer, each a key and what it does."""
+    from framework_core.ui.render import one_line
+
     if req.level == Level.DANGEROUS:
-        return f"Run this DANGEROUS action once? [y/N]{out} "
-    if req.allow_session:
-        return f"Allow? [y] once  [n] no  [a] always this session  [v] view all{out}: "
-    return f"Allow? [y] once  [n] no  [v] view all{out}: "
+        items = ["y run this DANGEROUS action once", "n no (Enter)"]
+    elif req.server:
+        items = ["y allow once", "n deny"] + (["a allow for this chat"] if req.allow_session else [])
+    else:
+        items = ["y once", "n no"]
+        if req.allow_session:
+            more = " (or a prefix you pick)" if len(req.grant_options) > 1 else ""
+            items.append(f"a always this session: {visible(one_line(req.grant_options[0].label, 48))}{more}")
+    if req.remaining and req.level < Level.DANGEROUS:
+        items.append(f"r yes to this and the {req.remaining} remaining that ask")
+    items.append("v view all")
+    if req.can_preview:
+        items.append("p preview")
+    if req.can_unsandbox:
+        items.append("u outside the sandbox")
+    items.append("Esc no, and say why")
+    return items
+
+
+def question_text(req: ApprovalRequest, width: int = 100) -> str:
+    """`Allow? y once · n no · …` wrapped to `width`, the answer typed on the last line after `›`."""
+    head = "Run this DANGEROUS action once?" if req.level == Level.DANGEROUS else "Allow?"
+    lines, line = [], head
+    for item in question_items(req):
+        piece = f" · {item}" if line != head else f" {item}"
+        if len(line) + len(piece) > max(width - 1, 30) and line != head:
+            lines.append(line)
+            line = "  " + item
+        else:
+            line += piece
+    lines.append(line)
+    return "\n".join(lines) + "\n› "
+
+
+def question_keys(req: ApprovalRequest) -> str:
+    keys = "yn" + ("a" if req.allow_session and req.level < Level.DANGEROUS else "")
+    keys += "r" if req.remaining and req.level < Level.DANGEROUS else ""
+    return keys + "v" + ("p" if req.can_preview else "") + ("u" if req.can_unsandbox else "")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.syntax import Syntax
 from rich.text import Text
 
 from framework_core.approval import ApprovalAnswer, ApprovalRequest, GrantOption
 from framework_core.policy.levels import Level
-from framework_core.ui.approval_view import approval_panel, question_text
+from framework_core.ui.approval_view import fitted_panel, question_keys, question_text
 from framework_core.ui.keys import DEFAULT_GUARD_S, ask_key, ask_line
 from framework_core.ui.safe_text import visible
 
@@ -25,19 +25,21 @@ class TerminalApprover:
 
     def approve(self, req: ApprovalRequest) -> ApprovalAnswer:
         self._pause()
-        self.console.print(approval_panel(req))
+        width, height = self.console.size
+        question = question_text(req, width)
+        rows = max(8, height - question.count("\n") - 2)  # the question and its hint line stay on screen
+        self.console.print(fitted_panel(req, self.console, rows))
         dangerous = req.level == Level.DANGEROUS
-        choices = ("ynv" + ("a" if req.allow_session else "") + ("p" if req.can_preview else "")
-                   + ("u" if req.can_unsandbox else ""))
         while True:
-            key = ask_key(question_text(req), choices, default="n" if dangerous else None,
-                          guard_s=self.guard_s, **self._io)
-            if key == "v":
-                self._view_all(req)
-                continue
+            key = ask_key(question, question_keys(req), default="n" if dangerous else None, esc="esc",
+                          actions={"v": lambda: self._view_all(req)}, guard_s=self.guard_s, **self._io)
             if key == "y":
                 self.console.print(Text("Allowed once.", style="laca.ok"))
                 return ApprovalAnswer("once")
+            if key == "r":
+                self.console.print(Text(f"Allowed this and the {req.remaining} remaining call(s) of this reply that "
+                                        "ask, once each.", style="laca.ok"))
+                return ApprovalAnswer("once", remaining=True)
             if key == "p":
                 self.console.print(Text("Running it in the sandbox's overlay; you will see the changes before "
                                         "anything lands.", style="laca.info"))
@@ -46,8 +48,10 @@ class TerminalApprover:
                 if self._confirm_unsandboxed():
                     return ApprovalAnswer("once", unsandboxed=True)
                 continue
-            if key == "n":
-                reason = ask_line("Why not? (optional, sent to the model; Enter to skip): ", **self._io)
+            if key in ("n", "esc"):
+                ask = ("What should the model do instead? (sent to it; Enter to skip): " if key == "esc"
+                       else "Why not? (optional, sent to the model; Enter to skip): ")
+                reason = ask_line(ask, **self._io)
                 self.console.print(Text("Declined.", style="laca.warn"))
                 return ApprovalAnswer("deny", reason=reason)
             grant = self._pick_grant(req.grant_options)
@@ -94,12 +98,33 @@ class TerminalApprover:
         return None if key == "x" else options[int(key) - 1]
 
     def _view_all(self, req: ApprovalRequest) -> None:
+        """Everything: the unfolded action, the whole brief and every reason, in a pager that shows colours."""
         body = visible(req.preview.full_body or req.preview.body or "")
-        if len(req.reasons) > 8:
-            body += "\n\nEvery reason the policy gave:\n" + "\n".join(f"  – {visible(r)}" for r in req.reasons)
-        renderable = Syntax(body, req.preview.lexer) if req.preview.lexer else Text(body)
-        if self.console.is_terminal:
-            with self.console.pager(styles=True):
-                self.console.print(renderable)
-        else:
-            self.console.print(renderable)
+        parts: list[Any] = [Text(visible(req.preview.title), style="bold")]
+        parts.append(Syntax(body, req.preview.lexer, word_wrap=True) if req.preview.lexer else Text(body))
+        parts.append(Text("\nThe model's brief (ICERC):", style="bold"))
+        parts.append(Text(visible(req.request.icerc_full_text.strip()) or "(none)", style="italic"))
+        parts.append(Text("\nEvery reason the policy gave:", style="bold"))
+        parts += [Text(f"  – {visible(r)}") for r in req.reasons] or [Text("  (none)")]
+        page(self.console, Group(*parts))
+
+
+def page(console: Console, renderable: Any) -> None:
+    """Show `renderable` in the user's pager with its colours (`less -R`); printed when there is no pager."""
+    import os
+    import shlex
+    import shutil
+    import subprocess
+
+    argv = shlex.split(os.environ.get("PAGER") or "less")
+    if not console.is_terminal or not argv or shutil.which(argv[0]) is None:
+        console.print(renderable)
+        return
+    if os.path.basename(argv[0]) == "less" and not any(a.startswith("-") and "R" in a for a in argv[1:]):
+        argv.append("-R")  # without it less shows colours as raw escape codes
+    with console.capture() as captured:
+        console.print(renderable)
+    try:
+        subprocess.run(argv, input=captured.get(), text=True, check=False)
+    except OSError:
+        console.print(renderable)

@@ -1,4 +1,9 @@
-"""Single-key questions through prompt_toolkit, with a typeahead guard.
+"""Questions answered with a key and Enter, through prompt_toolkit, that typing cannot answer by accident.
+
+An answer is a choice key (or its word: yes, no, always, …) typed on a clean line and confirmed with Enter.
+A key that cannot begin an answer is never shown: it marks the line as typing, shows a hint, and the next
+Enter only clears it. So a sentence typed at the question (`what is this?`, `read: .env`) does nothing but
+show the hint, and no answer can come from a letter inside a word. Esc is a key alone, never part of a word.
 
 Keys typed before a question appeared are discarded (kernel buffer flushed, prompt_toolkit typeahead cleared),
 and keys arriving within `guard_s` after it appeared are ignored, so a stray key cannot answer it.
@@ -9,9 +14,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 DEFAULT_GUARD_S = float(os.environ.get("LACA_TYPEAHEAD_GUARD_S", "0.35"))
+WORDS = {"yes": "y", "no": "n", "always": "a", "view": "v", "preview": "p"}
 
 
 def flush_terminal_input() -> None:
@@ -24,35 +31,122 @@ def flush_terminal_input() -> None:
         pass
 
 
-def ask_key(message: str, choices: str, *, default: str | None = None, guard_s: float = DEFAULT_GUARD_S,
+def answer_hint(choices: str, *, esc: bool = False) -> str:
+    """`Type y, n or a, then Enter`: what answers the question (typing anything else does not)."""
+    keys = [c for c in choices]
+    listed = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " or " + keys[-1]
+    return f"Typing here does not answer: type {listed}, then Enter" + (" · Esc = no" if esc else "")
+
+
+@dataclass
+class ChoiceLine:
+    """The state of one question: which answers exist and what was typed. No terminal in here (tested alone)."""
+
+    choices: str
+    default: str | None = None
+    words: dict[str, str] = field(default_factory=lambda: dict(WORDS))
+    text: str = ""
+    dirty: bool = False  # a key that cannot begin an answer was typed: Enter only clears
+
+    def answers(self) -> dict[str, str]:
+        out = {c: c for c in self.choices}
+        out.update({w: k for w, k in self.words.items() if k in self.choices})
+        return out
+
+    def type(self, char: str) -> bool:
+        """A printable key. True when it was kept (it may begin an answer); False marks the line as typing."""
+        candidate = (self.text + char).lower()
+        if not self.dirty and any(a.startswith(candidate) for a in self.answers()):
+            self.text += char
+            return True
+        self.dirty = True
+        return False
+
+    def backspace(self) -> None:
+        if self.text:
+            self.text = self.text[:-1]
+        else:
+            self.dirty = False
+
+    def enter(self) -> str | None:
+        """The answer, or None (the line is cleared; the caller shows the hint)."""
+        typed, dirty = self.text.strip().lower(), self.dirty
+        self.text, self.dirty = "", False
+        if dirty:
+            return None
+        if not typed:
+            return self.default
+        return self.answers().get(typed)
+
+
+def ask_key(message: Any, choices: str, *, default: str | None = None, guard_s: float = DEFAULT_GUARD_S,
+            esc: str | None = None, actions: dict[str, Callable[[], None]] | None = None,
+            words: dict[str, str] | None = None, hint: str | None = None,
             pt_input: Any = None, pt_output: Any = None) -> str:
-    """Ask for one of `choices` (lower-case letters/digits). Enter gives `default` when set. Ctrl-C raises."""
+    """Ask for one of `choices` (lower-case letters/digits), typed alone and confirmed with Enter; Enter alone
+    gives `default` when set. `esc` is the answer Esc gives (else Esc gives the default, if any). A key in
+    `actions` runs its function above the question (a pager), and the question stays. Ctrl-C raises
+    KeyboardInterrupt; Ctrl-D gives the default (or `n`)."""
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.application import run_in_terminal
     from prompt_toolkit.input.typeahead import clear_typeahead
     from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
 
     flush_terminal_input()
-    kb = KeyBindings()
+    line = ChoiceLine(choices, default, dict(WORDS) if words is None else words)
+    shown_hint = [""]
+    help_text = hint or answer_hint(choices, esc=esc is not None)
     opened = time.monotonic()
+    kb = KeyBindings()
 
-    def accept(key: str):
-        def handler(event: Any) -> None:
-            if time.monotonic() - opened >= guard_s:
-                event.app.exit(result=key)
-        return handler
+    def early() -> bool:
+        return time.monotonic() - opened < guard_s
 
-    for key in choices:
-        kb.add(key)(accept(key))
-        if key.isalpha():
-            kb.add(key.upper())(accept(key))
-    if default:
-        kb.add("enter")(accept(default))
-    else:
-        kb.add("enter")(lambda event: None)
+    def sync(event: Any) -> None:
+        event.current_buffer.text = line.text
+        event.current_buffer.cursor_position = len(line.text)
+
+    @kb.add("enter")
+    def _enter(event: Any) -> None:
+        if early():
+            return
+        answer = line.enter()
+        sync(event)
+        if answer is None:
+            shown_hint[0] = help_text
+        elif actions and answer in actions:
+            shown_hint[0] = ""
+            run_in_terminal(actions[answer])
+        else:
+            event.app.exit(result=answer)
 
     @kb.add("<any>")
-    def _ignore(event: Any) -> None:
-        """Every other key does nothing."""
+    def _key(event: Any) -> None:
+        if early():
+            return
+        char = event.data
+        if len(char) == 1 and char.isprintable():
+            if not line.type(char):
+                shown_hint[0] = help_text
+            sync(event)
+
+    @kb.add(Keys.BracketedPaste)
+    def _paste(event: Any) -> None:
+        if not early():
+            line.dirty = True
+            shown_hint[0] = help_text
+
+    @kb.add("backspace")
+    def _back(event: Any) -> None:
+        line.backspace()
+        sync(event)
+
+    @kb.add("escape", eager=True)
+    def _esc(event: Any) -> None:
+        answer = esc if esc is not None else default
+        if answer is not None and not early():
+            event.app.exit(result=answer)
 
     @kb.add("c-c")
     def _interrupt(event: Any) -> None:
@@ -62,11 +156,17 @@ def ask_key(message: str, choices: str, *, default: str | None = None, guard_s: 
     def _eof(event: Any) -> None:
         event.app.exit(result=default or "n")
 
+    def shown() -> Any:
+        """The hint, when there is one, on its own line above the question (the question stays last)."""
+        from prompt_toolkit.formatted_text import to_formatted_text
+
+        base = to_formatted_text(message)
+        return [("fg:ansiyellow", f"({shown_hint[0]})\n"), *base] if shown_hint[0] else base
+
     session: PromptSession[str] = PromptSession(key_bindings=kb, input=pt_input, output=pt_output)
     if session.app.input is not None:
         clear_typeahead(session.app.input)
-    answer = session.prompt(message)
-    return answer
+    return session.prompt(shown)
 
 
 def ask_line(message: str, *, pt_input: Any = None, pt_output: Any = None) -> str:

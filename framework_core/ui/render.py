@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -74,6 +75,7 @@ class EventRenderer:
         self._out_hidden = 0
         self._reasoning_open = False  # dim reasoning text is being written
         self._reasoning_eol = True  # ... and its last character was a newline
+        self.last_call: ToolCallFinished | None = None  # /last shows its whole output
 
     def __call__(self, event: CoreEvent) -> None:
         handler = getattr(self, "_on_" + type(event).__name__, None)
@@ -143,13 +145,25 @@ class EventRenderer:
         if body and "\n" not in body:
             line.append("  " + visible(body), style="bold")
         if ev.auto_approved:
-            word = "" if ev.reason.startswith("dry run") else "runs without asking: "
+            word = "" if ev.reason.startswith(("dry run", "you approved")) else "runs without asking: "
             line.append(f"   ({word}{visible(one_line(ev.reason, 60))})" if ev.reason else "   (auto)",
                         style="laca.dim")
         self.console.print(line)
         if body and "\n" in body and ev.title.startswith("Run command"):
             for row in body.splitlines():  # every line of what runs, never an empty title
                 self.console.print(Text("  ┆ " + visible(row), style="bold"))
+        elif body and "\n" in body and ev.reason.startswith("dry run"):
+            self._dry_run_body(body)
+        if ev.title.startswith("Run command") and not ev.reason.startswith("dry run: shown"):
+            self.spinner.start("running")  # a quiet command still shows that it runs, and for how long
+
+    def _dry_run_body(self, body: str) -> None:
+        """What a call would have done in a dry run (a write's diff), folded."""
+        rows = body.splitlines()
+        for row in rows[:DRY_RUN_ROWS]:
+            self.console.print(Text("  ┆ " + visible(row), style="laca.dim"), no_wrap=True, overflow="ellipsis")
+        if len(rows) > DRY_RUN_ROWS:
+            self.console.print(Text(f"  ┆ … {plural(len(rows) - DRY_RUN_ROWS, 'more line')}", style="laca.dim"))
 
     def _on_ToolOutputChunk(self, ev: ToolOutputChunk) -> None:
         text = self._out_partial + ev.text
@@ -167,10 +181,12 @@ class EventRenderer:
 
     def _print_output_line(self, line: str) -> None:
         """One screen row per output line, cut with an ellipsis: a long line must not fill the screen."""
-        self.console.print(Text("  │ " + visible_output_line(line)[:400], style="laca.dim"), no_wrap=True,
+        self.console.print(Text.assemble(("  │ ", "laca.dim"), output_text(line[:2000], 400)), no_wrap=True,
                            overflow="ellipsis")
 
     def _on_ToolCallFinished(self, ev: ToolCallFinished) -> None:
+        self.spinner.stop()
+        self.last_call = ev
         if self._out_partial:
             self._emit_output_line(self._out_partial)
             self._out_partial = ""
@@ -182,13 +198,28 @@ class EventRenderer:
             for line in tail:
                 self._print_output_line(line)
         mark, style = STATUS_MARK.get(ev.result.status, ("•", "laca.dim"))
-        line = Text(f"  {mark} ", style=style)
-        line.append(visible(summarise_result(ev.result)), style=style)
-        line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
-        self.console.print(line)
+        if ev.result.status == "blocked_by_policy":
+            self._blocked(ev)
+        else:
+            line = Text(f"  {mark} ", style=style)
+            line.append(visible(summarise_result(ev.result)), style=style)
+            line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
+            self.console.print(line)
         if ev.result.data.get("sandbox"):
             self.console.print(Text(f"  ⛶ sandbox: {visible(str(ev.result.data['sandbox']))}", style="laca.warn"))
         self._out_lines = self._out_hidden = 0
+
+    def _blocked(self, ev: ToolCallFinished) -> None:
+        """A blocked call, said once: what it was, and each of the policy's reasons on its own line."""
+        what = str(ev.request.parameters.get("command") or ev.request.parameters.get("path") or ev.request.tool_name)
+        line = Text("⛔ Blocked ", style="laca.err") + Text(visible(one_line(what, 100)), style="bold")
+        self.console.print(line)
+        reasons = ev.result.data.get("reasons") or [ev.result.data.get("message") or "blocked by policy"]
+        for reason in reasons[:6]:
+            self.console.print(Text(f"  – {visible(str(reason))}", style="laca.err"))
+        if "/allow-dangerous" in str(ev.result.data.get("message", "")):
+            self.console.print(Text("  Dangerous commands stay blocked until /allow-dangerous on (each then asks).",
+                                    style="laca.dim"))
 
     # -- status ---------------------------------------------------------------------------------
     def _on_RetryScheduled(self, ev: RetryScheduled) -> None:
@@ -211,6 +242,27 @@ class EventRenderer:
             self.console.print(Text("Interrupted. The conversation is intact; go on when ready.", style="laca.warn"))
 
 
+DRY_RUN_ROWS = 30
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def output_text(line: str, width: int | None = None) -> Text:
+    """A line of command output as rich Text: its colours (SGR sequences) kept as colours; every other
+    control character shown, never obeyed."""
+    if "\x1b[" not in line:
+        shown = visible_output_line(line)
+        return Text(shown[:width] if width else shown, style="laca.dim")
+    pieces, last = [], 0
+    for m in SGR.finditer(line):
+        pieces += [visible_output_line(line[last:m.start()]), m.group(0)]
+        last = m.end()
+    pieces.append(visible_output_line(line[last:]))
+    text = Text.from_ansi("".join(pieces), no_wrap=True)
+    if width:
+        text.truncate(width)
+    return text
+
+
 PARTIAL_CAP = 4000  # a line is shown cut at 400 characters; keep enough of an unfinished one, no more
 
 
@@ -231,7 +283,7 @@ def _size(n: int) -> str:
 
 def summarise_result(result: ToolResult) -> str:
     d = result.data
-    if result.status == "success":
+    if result.status == "success" or (result.status == "error" and isinstance(d.get("exit_code"), int)):
         if "exit_code" in d:
             extra = " (timed out)" if d.get("timed_out") else ""
             if d.get("full_output_path"):

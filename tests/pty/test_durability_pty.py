@@ -28,7 +28,7 @@ def approve(child: pexpect.spawn, marker: str) -> None:
     child.expect_exact(marker)
     child.expect_exact("Allow?")
     time.sleep(0.5)  # past the typeahead guard
-    child.send("y")
+    child.send("y\r")
 
 
 def processes_running(needle: str) -> list[int]:

@@ -42,7 +42,7 @@ def test_three_call_reply_decided_y_n_a(spawn, fake_openai, workspace: Path) -> 
         child.expect_exact(marker)
         child.expect_exact("Allow?")
         time.sleep(0.5)  # past the typeahead guard
-        child.send(key)
+        child.send(key + "\r")  # a key alone, then Enter
         if key == "n":
             child.expect_exact("Why not?")
             child.sendline("not that one")
@@ -65,7 +65,7 @@ def test_key_typed_before_prompt_does_not_answer_it(spawn, fake_openai, workspac
     child.expect_exact("Allow?")
     time.sleep(1.0)
     assert not (workspace / "early.txt").exists(), "an early key must not approve"
-    child.send("n")
+    child.send("n\r")
     child.expect_exact("Why not?")
     child.sendline("")
     child.expect_exact(PROMPT)

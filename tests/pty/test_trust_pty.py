@@ -60,7 +60,7 @@ def test_a_changed_server_waits_for_the_user(spawn, fake_openai, workspace: Path
     child.expect(r"now: clock: runs sh -c touch started-v2")
     time.sleep(0.5)  # past the typeahead guard
     assert not (workspace / "started-v2").exists()  # nothing of it runs before the answer
-    child.send("n")
+    child.send("n\r")
     child.expect_exact("Starting without them")
     child.expect_exact("forge>")
     child.sendline("/exit")

@@ -103,4 +103,4 @@ def test_approval_panel_never_drops_a_reason_silently() -> None:
         approval_panel(ApprovalRequest(request, ActionPreview("Run command", "x"), Level.NEEDS_CONFIRM, reasons,
                                        "builtin")))
     out = buf.getvalue()
-    assert "reason 0" in out and "reason 7" in out and "… and 3 more (press v to see them all)" in out
+    assert "reason 0" in out and "reason 7" in out and "… and 3 more (v shows them all)" in out
