@@ -30,6 +30,8 @@ USER_TEMPLATE = """\
 #   command_timeout_s: 120
 #   allowlist_file: ~/.config/laca/allow.txt   # one allowed command prefix per line
 #   dry_run_enabled: false
+#   output_max_bytes: 50000000           # a command printing more is stopped
+#   output_session_max_bytes: 500000000  # disk for a session's saved full outputs
 
 # mcp_servers:
 #   time:

@@ -53,6 +53,7 @@ class LoadedSession:
     usage: Usage
     warnings: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)  # what load changed; written back by resume_session
+    appended: int = 0  # when the only repair was answering calls at the end: how many results it added
 
 
 def _message(rec: dict[str, Any]) -> Message:
@@ -92,9 +93,10 @@ def load_transcript(path: Path) -> LoadedSession:
                     started.add(str(rec.get("request_id")))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 skipped.append(f"line {n}: skipped an unreadable record ({type(exc).__name__})")
-    messages, fixes = repair(messages, started=started)
+    fixed, fixes = repair(messages, started=started)
+    appended = len(fixed) - len(messages) if fixes and fixed[: len(messages)] == messages else 0
     warnings = [f"{path.name} {s}" for s in skipped] + [f"repaired history: {f}" for f in fixes]
-    return LoadedSession(meta, messages, usage, warnings, skipped + fixes)
+    return LoadedSession(meta, fixed, usage, warnings, skipped + fixes, 0 if skipped else appended)
 
 
 def list_sessions(data_dir: Path, workspace: Path | None = None) -> list[SessionInfo]:
@@ -325,9 +327,14 @@ def resume_session(data_dir: Path, path: Path, secrets_to_mask: tuple[str, ...] 
         return session, loaded
     session = open_session(data_dir, path.stem, secrets_to_mask)
     loaded = load_transcript(path)
-    session.restore(loaded)
-    if loaded.repairs:
-        session.replace(loaded.messages, "repaired on load: " + "; ".join(loaded.repairs))
+    if loaded.appended:  # the usual case after a kill: results for the calls at the end, appended
+        session.restore(LoadedSession(loaded.meta, loaded.messages[: -loaded.appended], loaded.usage))
+        for message in loaded.messages[-loaded.appended:]:
+            session.add(message)
+    else:
+        session.restore(loaded)
+        if loaded.repairs:
+            session.replace(loaded.messages, "repaired on load: " + "; ".join(loaded.repairs))
     return session, loaded
 
 

@@ -81,15 +81,17 @@ def expand_attachments(text: str, workspace: Path, max_bytes: int) -> tuple[str,
         if workspace not in path.parents and path != workspace:
             notes.append(f"@{rel} is outside the workspace; not attached")
             continue
-        data = path.read_bytes()
+        with open(path, "rb") as fh:  # only what is kept: a huge file must not be read whole
+            data = fh.read(max_bytes + 1)
+        size = max(path.stat().st_size, len(data))
         if b"\0" in data[:4096]:
             notes.append(f"@{rel} looks binary; not attached")
             continue
         body = data[:max_bytes].decode("utf-8", errors="replace")
         cut = ""
         if len(data) > max_bytes:
-            cut = f"\n[… truncated: showing the first {max_bytes:,} of {len(data):,} bytes]"
-            notes.append(f"@{rel} truncated to {max_bytes:,} of {len(data):,} bytes")
+            cut = f"\n[… truncated: showing the first {max_bytes:,} of {size:,} bytes]"
+            notes.append(f"@{rel} truncated to {max_bytes:,} of {size:,} bytes")
         else:
             notes.append(f"attached @{rel} ({len(data):,} bytes)")
         blocks.append(f'<file path="{rel}">\n{body}{cut}\n</file>')

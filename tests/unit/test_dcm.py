@@ -70,9 +70,11 @@ def test_shipped_context_has_forge_and_catalyst() -> None:
     root = Path(__file__).resolve().parents[2]
     dcm = DynamicContextManager(str(root / "FRAMEWORK_CONTEXT.md"))
     assert {"forge", "catalyst"} <= set(dcm.persona_ids()) and dcm.warnings == []
-    forge = dcm.get_persona_definitions()["forge"]
-    for part in ("Intent", "Command", "Expected outcome", "Risk assessment", "Confirmation request", "icerc_full_text"):
-        assert part in forge
+    for persona in ("forge", "catalyst"):  # the ICERC brief is explained once, whatever the persona
+        prompt = dcm.build_system_prompt(persona)
+        for part in ("Intent:", "Command:", "Expected outcome:", "Risk assessment:", "Confirmation request:"):
+            assert prompt.count(part) == 1, (persona, part)
+        assert "icerc_full_text" in prompt and "JSON" not in prompt
 
 
 # ---- hostile context files: nothing outside the allowed roots, nothing that blocks, nothing huge ----------
@@ -155,3 +157,27 @@ def test_a_workspace_context_file_cannot_pull_files_from_elsewhere(workspace: Pa
     assert dcm.get_document_content("secret") is None and dcm.persona_ids() == ["forge"]
     user_named = load_config(workspace, Overrides(trust=True), env={"LACA_CONTEXT_FILE": str(outside / "c.md")})
     assert outside in context_roots(user_named)
+
+
+def test_a_huge_attached_file_is_read_only_up_to_the_cap(tmp_path: Path) -> None:
+    """`@big.log` of 5 GB (sparse) under a 1 GB memory limit: only the capped head is read."""
+    import subprocess
+    import sys
+    import textwrap
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with open(ws / "big.log", "wb") as fh:
+        fh.truncate(5_000_000_000)
+    code = textwrap.dedent(f"""
+        import resource
+        from pathlib import Path
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        from framework_core.ui.completion import expand_attachments
+        text, notes = expand_attachments("see @big.log", Path({str(ws)!r}), 1000)
+        print(notes[0])
+    """)
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-1000:]
+    assert "looks binary" in run.stdout or "truncated to 1,000 of 5,000,000,000 bytes" in run.stdout
