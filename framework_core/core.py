@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from framework_core.session import MessageManager
     from framework_core.teps import TEPSEngine
     from framework_core.tools.mcp import McpManager
-    from pathlib import Path
 
 MAX_STEPS_PER_TURN = 50
 
@@ -55,8 +54,8 @@ class Agent:
         self.events = events
         self.pending_notes: list[str] = []
         self.mcp = mcp
-        if mcp is not None:  # results sized for the active model, cut ones saved beside the transcript
-            mcp.bind(window=lambda: self.caps.context_window, outputs_dir=_session_dir(session))
+        if mcp is not None:  # results sized for the active model's window
+            mcp.bind(window=lambda: self.caps.context_window)
         self.env = os.environ if env is None else env
         self.provider_name = config.llm_provider
         self.persona_id = config.default_persona
@@ -267,9 +266,3 @@ class Agent:
             outcome.tool_results += exc.results
             raise
         outcome.tool_results += results
-
-
-def _session_dir(session: "MessageManager") -> "Path | None":
-    """The session's own directory, beside its transcript (none for a session kept in memory)."""
-    transcript = getattr(session, "transcript", None)
-    return transcript.path.with_suffix("") if transcript is not None else None
