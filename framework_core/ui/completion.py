@@ -15,7 +15,7 @@ from framework_core.ui.slash import COMMANDS, lookup
 if TYPE_CHECKING:
     from framework_core.ui.repl import Repl
 
-AT_PATH = re.compile(r"(?:^|(?<=\s))@([^\s]+)")
+AT_PATH = re.compile(r"""(?:^|(?<=\s))@(?:"([^"]+)"|'([^']+)'|((?:\\ |[^\s])+))""")
 SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache"}
 
 
@@ -66,20 +66,48 @@ class LacaCompleter(Completer):
                 continue
             rel = f"{folder}/{entry.name}" if folder else entry.name
             suffix = "/" if entry.is_dir() else ""
-            yield Completion(rel + suffix, start_position=-len(partial), display=entry.name + suffix)
+            shown = f'"{rel}{suffix}"' if " " in rel else rel + suffix  # a name with spaces is quoted
+            yield Completion(shown, start_position=-len(partial), display=entry.name + suffix)
+
+
+def _attachment_path(match: re.Match[str], text: str, workspace: Path) -> tuple[str, int]:
+    """The path an @mention names (quoted, with escaped spaces, or the longest run of words naming an existing
+    file: `@my file.txt`), and where the mention ends."""
+    quoted = match.group(1) or match.group(2)
+    if quoted:
+        return quoted, match.end()
+    rel = match.group(3).replace("\\ ", " ")
+    end = match.end()
+    if not (workspace / rel).exists():
+        longer, pos, rest = rel, 0, text[end:]
+        for _ in range(4):  # the next few words on the same line
+            word = re.match(r"[ ]+(\S+)", rest[pos:])
+            if word is None:
+                break
+            longer, pos = longer + " " + word.group(1), pos + word.end()
+            if (workspace / longer.rstrip(".,;:!?)")).is_file():
+                return longer, end + pos
+    return rel, end
 
 
 def expand_attachments(text: str, workspace: Path, max_bytes: int) -> tuple[str, list[str]]:
-    """Append the content of each @path (a workspace file) to the message. Returns (text, notes)."""
+    """Append the content of each @path (a workspace file) to the message. Returns (text, notes): every
+    mention is accounted for (attached, cut, missing, a folder, binary or outside the workspace)."""
     notes: list[str] = []
     blocks: list[str] = []
     for match in AT_PATH.finditer(text):
-        rel = match.group(1).rstrip(".,;:!?)")
+        raw, _ = _attachment_path(match, text, workspace)
+        rel = raw.rstrip(".,;:!?)") if not (match.group(1) or match.group(2)) else raw
         path = (workspace / rel).resolve()
-        if not path.is_file():
-            continue
         if workspace not in path.parents and path != workspace:
             notes.append(f"@{rel} is outside the workspace; not attached")
+            continue
+        if path.is_dir():
+            notes.append(f"@{rel} is a folder; not attached (name the files, e.g. @{rel.rstrip('/')}/…)")
+            continue
+        if not path.is_file():
+            notes.append(f"@{rel}: no such file in the workspace; not attached (Tab completes names; quote names "
+                         f'with spaces: @"my file.txt")')
             continue
         with open(path, "rb") as fh:  # only what is kept: a huge file must not be read whole
             data = fh.read(max_bytes + 1)

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from framework_core.errors import LacaError
 from framework_core.ui.boot import Boot, peek_persona
-from framework_core.ui.slash import lookup, split
+from framework_core.ui.slash import is_command, lookup, near_misses, split
 
 if TYPE_CHECKING:
     from framework_core.config_load import LoadedConfig
@@ -287,10 +287,10 @@ class Repl:
         if not text.strip():
             return
         try:
-            if text.lstrip().startswith("/"):
+            if is_command(text):
                 self.slash(text.strip())
             else:
-                self.send(text)
+                self.send(text.lstrip()[1:] if text.lstrip().startswith("//") else text)
         except (ExitRepl, BootFailed):
             raise
         except KeyboardInterrupt:
@@ -310,7 +310,11 @@ class Repl:
         name, arg = split(text)
         cmd = lookup(name)
         if cmd is None:
-            raise LacaError(f"unknown command /{name}. Type /help for the list.")
+            guesses = near_misses(name)
+            hint = (f"Did you mean {' or '.join('/' + g for g in guesses)}?" if guesses
+                    else "Type /help for the list.")
+            raise LacaError(f"unknown command /{name}. {hint} (To send a message that starts with /, begin it "
+                            "with //.)")
         cmd.handler(self, arg)
 
     def send(self, text: str) -> None:
@@ -318,7 +322,7 @@ class Repl:
 
         message, notes = expand_attachments(text, self.loaded.workspace, self.loaded.config.ui.attach_max_bytes)
         for note in notes:
-            self.console.print(Text(note, style="laca.dim"))
+            self.console.print(Text(note, style="laca.warn" if "not attached" in note else "laca.dim"))
         self.agent.run_turn(message)
         from framework_core.compaction import maybe_compact
 

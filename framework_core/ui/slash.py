@@ -74,6 +74,7 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand("mcp", "MCP servers, their state and tools", "tools", _h("mcp")),
     SlashCommand("undo", "Revert the last change(s): a command's or a file write's (/changes lists them)", "tools",
                  _h("undo"), "[n]"),
+    SlashCommand("changes", "The changes /undo can revert, newest first", "tools", _h("changes")),
     SlashCommand("show-permissions", "Rules and session grants, with source and scope", "permissions",
                  _h("show_permissions")),
     SlashCommand("revoke", "Remove session grant N", "permissions", _h("revoke"), "N", _grant_ids),
@@ -97,3 +98,26 @@ def split(text: str) -> tuple[str, str]:
     body = text.strip()[1:]
     name, _, arg = body.partition(" ")
     return name.strip(), arg.strip()
+
+
+def is_command(text: str) -> bool:
+    """Whether typed text is a slash command rather than a message: one line, starting with `/name` where the
+    name is a word, not a path (`/tmp/x/main.py has a bug` is a message; so is a pasted block)."""
+    body = text.strip()
+    if not body.startswith("/") or body.startswith("//") or "\n" in body:
+        return False
+    name = body[1:].split(" ", 1)[0]
+    if not name or "/" in name or "." in name or name.startswith("~"):
+        return False
+    from pathlib import Path
+
+    return lookup(name) is not None or not Path("/" + name).exists()  # `/etc is read-only?` is a message
+
+
+def near_misses(name: str, names: list[str] | None = None) -> list[str]:
+    """Commands spelt like `name` (a typo, a prefix)."""
+    import difflib
+
+    known = names if names is not None else [n for c in COMMANDS for n in (c.name, *c.aliases)]
+    starts = [n for n in known if n.startswith(name) and name]
+    return starts[:3] or difflib.get_close_matches(name, known, n=3, cutoff=0.6)

@@ -1,0 +1,79 @@
+"""What typed text is: a slash command, or a message (paths, pasted blocks); @mentions always accounted for."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from framework_core.approval import ScriptedApprover
+from framework_core.config_load import Overrides, load_config
+from framework_core.session import open_session
+from framework_core.ui.completion import expand_attachments
+from framework_core.ui.render import EventRenderer
+from framework_core.ui.repl import Repl
+from framework_core.ui.slash import is_command, near_misses
+from framework_core.wiring import build_agent
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.script import Reply
+
+
+@pytest.fixture
+def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Repl, io.StringIO, FakeOpenAIServer]]:
+    server = FakeOpenAIServer()
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    (workspace / "framework_config.yaml").write_text(f"llm_settings:\n  openai:\n    base_url: {server.base_url}\n")
+    loaded = load_config(workspace, Overrides())
+    buf = io.StringIO()
+    console = Console(file=buf, width=100, color_system=None)
+    renderer = EventRenderer(console)
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        parts = build_agent(loaded, events=renderer, approver=ScriptedApprover(), session=open_session(workspace / "d"),
+                            start_mcp=False)
+        yield Repl(loaded, parts.agent, console, renderer, pt_input=pipe, pt_output=DummyOutput()), buf, server
+    server.close()
+
+
+def test_paths_and_pasted_blocks_are_messages() -> None:
+    assert is_command("/tokens") and is_command("  /model gpt-x ") and is_command("/tokns")
+    assert not is_command("/tmp/x/main.py has a bug")
+    assert not is_command("/tokens\nand the rest of a pasted log")
+    assert not is_command("/etc is read-only?")  # not a command, and a folder that exists
+    assert not is_command("//help is a message") and not is_command("/~/notes.txt")
+    assert near_misses("tokns")[0] == "tokens" and near_misses("prov") == ["provider"]
+
+
+def test_a_message_starting_with_a_path_is_sent(repl) -> None:
+    r, buf, server = repl
+    server.enqueue(Reply(text="Looking."), Reply(text="Pasted."), Reply(text="Slashes."))
+    r.handle("/tmp/x/main.py has a bug")
+    r.handle("/tokens\nline two of a pasted block")
+    r.handle("//help is what I typed")
+    sent = [m["content"] for m in server.sent_messages() if m["role"] == "user"]
+    assert sent[-3:] == ["/tmp/x/main.py has a bug", "/tokens\nline two of a pasted block", "/help is what I typed"]
+    assert "unknown command" not in buf.getvalue()
+
+
+def test_an_unknown_command_offers_the_near_miss(repl) -> None:
+    r, buf, _ = repl
+    r.handle("/tokns")
+    assert "unknown command /tokns. Did you mean /tokens" in buf.getvalue()
+
+
+def test_every_mention_is_accounted_for(workspace: Path) -> None:
+    (workspace / "my file.txt").write_text("spaced\n")
+    (workspace / "src").mkdir()
+    text, notes = expand_attachments("see @missing.txt and @src", workspace, 1000)
+    assert text == "see @missing.txt and @src"
+    assert any("@missing.txt: no such file in the workspace; not attached" in n for n in notes)
+    assert any("@src is a folder; not attached" in n for n in notes)
+    for mention in ('@"my file.txt"', "@'my file.txt'", "@my\\ file.txt", "@my file.txt"):
+        text, notes = expand_attachments(f"read {mention} please", workspace, 1000)
+        assert '<file path="my file.txt">\nspaced' in text, mention
+        assert notes == ["attached @my file.txt (7 bytes)"], mention
