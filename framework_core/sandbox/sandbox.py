@@ -82,8 +82,14 @@ class Sandbox:
         return "read-only sandbox" if self.profile == "read-only" else "sandboxed"
 
     def unavailable_notice(self) -> str | None:
-        """Said once at start when a sandbox was wanted but cannot run here."""
-        if self.profile == "off" or self.report.available:
+        """Said once at start when a sandbox (or its overlay) was wanted but cannot run here."""
+        if self.profile == "off":
+            return None
+        if self.report.available:
+            if self.use_overlay and self.profile == "workspace-write" and not self.report.overlay:
+                return ("The workspace cannot be overlaid here (" + (self.report.overlay_error or "unsupported")
+                        + "): commands write to it directly, so /undo covers file writes only, and there is no "
+                        "dry-run preview of commands.")
             return None
         return ("No sandbox on this machine (" + "; ".join(self.report.missing()) + "). Commands run "
                 "unconfined, so every command that is not Safe will ask, rules and session grants included. "

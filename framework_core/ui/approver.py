@@ -80,7 +80,8 @@ class TerminalApprover:
     def _confirm_unsandboxed(self) -> bool:
         """Leaving the sandbox is a second, explicit answer: never a default, never remembered."""
         self.console.print(Text("Run OUTSIDE the sandbox, this once: the command can then change any file you can, "
-                                "read your credentials and use the network.", style="bold red"))
+                                "read your credentials and use the network, and /undo cannot revert it.",
+                                style="bold red"))
         key = ask_key("Really run it unconfined? [y/N] ", "yn", default="n", guard_s=self.guard_s, **self._io)
         if key == "y":
             self.console.print(Text("Allowed once, outside the sandbox.", style="bold red"))

@@ -344,3 +344,11 @@ def test_host_sockets_under_run_are_out_of_reach(ws: Path, home: Path) -> None:
     finally:
         server.close()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_workspace_that_cannot_be_overlaid_is_said_once(ws: Path, home: Path) -> None:
+    sandbox = Sandbox("workspace-write", ws.resolve(), home=home)
+    sandbox.report.overlay, sandbox.report.overlay_error = False, "overlayfs refused this file system"
+    notice = sandbox.unavailable_notice() or ""
+    assert "cannot be overlaid" in notice and "/undo covers file writes only" in notice
+    assert sandbox.mode_for(writes=True) == "write"  # commands still run, directly
