@@ -99,7 +99,7 @@ class DynamicContextManager:
         self.workspace = workspace
         self.agents_md_max_bytes = agents_md_max_bytes
         default = [INSTALL_DIR, self.path.parent] + ([workspace] if workspace is not None else [])
-        self.roots = [Path(os.path.realpath(r)) for r in (roots if roots is not None else default)]
+        self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in (roots if roots is not None else default)))
         self.warnings: list[str] = []
         self.context_problem: str | None = None  # why the context file itself could not be used
         self._docs: dict[str, LoadedDocument] = {}

@@ -25,7 +25,8 @@ def _unanswered(call: ToolRequest, started: Collection[str] | None) -> tuple[Mes
         text, why = UNKNOWN_OUTCOME_TEXT, "running when the session ended"
     else:
         text, why = NOT_RUN_TEXT, "not started when the session ended"
-    result = ToolResult(call.request_id, call.tool_name, status, {"message": text})  # type: ignore[arg-type]
+    data = {"error_message": text} if status == "error" else {"message": text}
+    result = ToolResult(call.request_id, call.tool_name, status, data)  # type: ignore[arg-type]
     return Message.tool_result(result), f"answered unanswered call {call.tool_name} ({call.request_id}) as {why}"
 
 

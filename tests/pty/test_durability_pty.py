@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,8 +56,10 @@ def wait_until(check, timeout: float = 10.0) -> bool:
     return False
 
 
-def tool_results(messages: list[dict]) -> dict[str, dict]:
-    return {m["tool_call_id"]: json.loads(m["content"]) for m in messages if m["role"] == "tool"}
+def tool_results(messages: list[dict]) -> dict[str, str]:
+    """What the model read for each call (as text, whatever the result format)."""
+    return {m["tool_call_id"]: m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+            for m in messages if m["role"] == "tool"}
 
 
 def test_kill_9_mid_batch_then_continue_keeps_finished_results(spawn, fake_openai, workspace: Path) -> None:
@@ -81,9 +84,8 @@ def test_kill_9_mid_batch_then_continue_keeps_finished_results(spawn, fake_opena
     again.sendline("where were we?")
     again.expect_exact("resumed ok")
     results = tool_results(fake_openai.sent_messages())
-    assert results["c1"]["status"] == "success" and results["c1"]["exit_code"] == 0
-    assert results["c2"]["status"] == "error" and "outcome is unknown" in results["c2"]["message"]
-    assert results["c3"]["status"] == "error" and "not run" in results["c3"]["message"]
+    assert re.search(r"exit(_code)?\W{0,4}0", results["c1"]) and "unknown" not in results["c1"]
+    assert "outcome is unknown" in results["c2"] and "not run" in results["c3"]
     again.sendline("/exit")
     again.expect_exact("Session saved")
     again.expect(pexpect.EOF)

@@ -44,7 +44,7 @@ def batch_cut_by_a_kill(data: Path) -> Path:
 def test_finished_calls_keep_their_outcome_and_only_the_running_one_is_unknown(tmp_path: Path) -> None:
     loaded = load_transcript(batch_cut_by_a_kill(tmp_path))
     results = {m.tool_call_id: m for m in loaded.messages if m.role == "tool_result"}
-    assert json.loads(results["a"].content)["status"] == "success" and not results["a"].is_error
+    assert not results["a"].is_error and "unknown" not in results["a"].content
     assert UNKNOWN_OUTCOME_TEXT in results["b"].content
     assert NOT_RUN_TEXT in results["c"].content
     assert is_valid(loaded.messages)
