@@ -39,7 +39,7 @@ class McpManager:
         self._servers = {n: _Server(n, s, log_dir / f"mcp-{n}.log") for n, s in servers.items()}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._notices: list[tuple[str, str]] = []
+        self._notices: list[tuple[str, str, str | None]] = []  # level, text, key (a later one replaces it)
         self._lock = threading.Lock()
         self._sdk_log: logging.Handler | None = None
         self._closing = False
@@ -117,7 +117,11 @@ class McpManager:
                         return
                     server.conn, server.instructions = conn, conn.instructions
                     self._register(server, listing)
+                    restarted_after = server.error if server.state == "starting" and server.ever_ready else None
                     server.up()
+                    if restarted_after:
+                        self.notice("info", f"MCP server '{server.name}' stopped ({restarted_after}) and was "
+                                            "restarted; what it held in memory is gone", key=f"restart:{server.name}")
                     await _first(stop, lost)
                     if not stop.is_set():
                         why = "the server's process exited" if launch.transport == "stdio" else "the connection closed"
@@ -148,7 +152,7 @@ class McpManager:
         server.ready.clear()
         if was_ready:
             self.notice("warning", f"MCP server '{server.name}' stopped ({why}); restarting it in "
-                                   f"{self.backoff[attempt]:g} s")
+                                   f"{self.backoff[attempt]:g} s", key=f"restart:{server.name}")
         assert self._loop is not None
         self._loop.call_later(self.backoff[attempt], self._relaunch, server, server.gen)
 
@@ -209,15 +213,18 @@ class McpManager:
     def status(self) -> list[ServerStatus]:
         return [s.status() for s in self._servers.values()]
 
-    def notice(self, level: str, text: str) -> None:
+    def notice(self, level: str, text: str, key: str | None = None) -> None:
+        """Queue a notice for the user; one with the same `key` still waiting is replaced (said once)."""
         with self._lock:
-            self._notices.append((level, text))
+            if key is not None:
+                self._notices = [n for n in self._notices if n[2] != key]
+            self._notices.append((level, text, key))
 
     def take_notices(self) -> list[tuple[str, str]]:
         """What happened to the servers since the last call: (level, text), each said once."""
         with self._lock:
             out, self._notices = self._notices, []
-        return out
+        return [(level, text) for level, text, _ in out]
 
     def instructions_prompt(self) -> str:
         """Servers' `instructions`, capped and marked as theirs, for the system prompt."""

@@ -19,8 +19,7 @@ from framework_core.errors import ConfigError
 
 MCP_JSON = ".mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_KNOWN = ("type", "command", "args", "env", "cwd", "url", "headers", "permission", "tools", "call_timeout_s",
-          "startup_timeout_s", "output_budget_chars", "enabled", "disabled")
+_KNOWN = tuple(McpServerSettings.model_fields)  # every key of LACA's own settings is read there too
 _STRING_MAPS = ("env", "headers")
 
 

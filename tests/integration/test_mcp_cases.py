@@ -278,3 +278,19 @@ def test_a_server_that_keeps_dying_is_given_up_on(tmp_path: Path) -> None:
         assert any("gave up restarting it" in text for _, text in mgr.take_notices())
     finally:
         mgr.close()
+
+
+def test_a_restart_is_said_once(tmp_path: Path) -> None:
+    mgr = McpManager({"cases": McpServerSettings(command=sys.executable, args=[CASES])}, ToolRegistry(), tmp_path,
+                     tmp_path)
+    mgr.start()
+    try:
+        assert mgr.wait_ready(60) == []
+        os.kill(int(mgr.call("cases", "pid", {})["content"]), signal.SIGKILL)
+        wait_for(lambda: mgr.status()[0].state == "restarting", 10, "the death to be noticed")
+        wait_for(lambda: mgr.status()[0].state == "ready", 30, "the restart")
+        said = [text for _, text in mgr.take_notices() if "'cases'" in text]
+    finally:
+        mgr.close()
+    assert said == ["MCP server 'cases' stopped (the server's process exited) and was restarted; what it held in "
+                    "memory is gone"]

@@ -81,9 +81,15 @@ def test_disabled_servers_are_not_active(tmp_path: Path) -> None:
 
 def test_unknown_keys_are_reported_not_fatal(tmp_path: Path) -> None:
     s = load_mcp_json(write(tmp_path, {"t": {"command": "x", "autoApprove": ["a"]}}))["t"]
-    assert config_notes(s) == [".mcp.json: server 't': unknown key 'autoApprove' ignored (LACA reads: type, command, "
-                               "args, env, cwd, url, headers, permission, tools, call_timeout_s, startup_timeout_s, "
-                               "output_budget_chars, enabled, disabled)"]
+    assert config_notes(s) == [".mcp.json: server 't': unknown key 'autoApprove' ignored (LACA reads: "
+                               f"{', '.join(McpServerSettings.model_fields)})"]
+
+
+def test_every_key_of_the_settings_is_read_from_mcp_json(tmp_path: Path) -> None:
+    raw = {"command": "x", "call_timeout_s": 5, "startup_timeout_s": 7, "output_budget_chars": 4000, "cwd": "/w"}
+    raw.update({k: False for k, f in McpServerSettings.model_fields.items() if f.annotation in (bool, "bool")})
+    s = load_mcp_json(write(tmp_path, {"t": raw}))["t"]
+    assert config_notes(s) == [] and all(getattr(s, k) == v for k, v in raw.items())
 
 
 def test_oauth_gets_its_own_note(tmp_path: Path) -> None:
