@@ -19,12 +19,16 @@ USER_TEMPLATE = """\
 
 # llm_settings:
 #   anthropic:
-#     model: claude-sonnet-4-5
+#     model: claude-opus-5-5   # what a model can do comes from its profile; /model lists the server's
+#     thinking: auto           # auto | on | off (where the model allows)
+#     reasoning_effort: high   # a level the model's profile lists
 #   my-server:                 # any OpenAI-compatible server
 #     type: openai
 #     base_url: http://localhost:9000/v1
 #     model: my-model
 #     api_key_env_var: MY_SERVER_KEY   # omit when the server needs no key
+#     context_window: 32768    # models without a profile: say what the server gives
+#     max_tokens: 8192         # the output limit (unset: the server's default)
 
 # teps_settings:
 #   command_timeout_s: 120

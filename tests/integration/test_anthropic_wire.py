@@ -246,14 +246,16 @@ def test_ids_another_api_made_are_sent_valid_and_paired(claude: Rig) -> None:
     claude.agent.session.add_user("read both")
     claude.agent.session.add(Message("assistant", "", tool_calls=calls))
     for n, call in enumerate(calls):
-        claude.agent.session.add(Message.tool_result(ToolResult(call.request_id, "readFile", "success", {"n": n})))
+        claude.agent.session.add(Message.tool_result(ToolResult(call.request_id, "readFile", "success",
+                                                                {"content": f"RESULT-{n}"})))
     claude.agent.session.add(Message("assistant", "Read both."))
     claude.server.enqueue(Reply(text="I remember."))
     assert claude.agent.run_turn("what did you read?").text == "I remember."
     uses = [b["id"] for blocks in assistant_blocks(claude.server.requests[-1]) for b in blocks if b["type"] == "tool_use"]
-    results = [(b["tool_use_id"], json.loads(b["content"])["n"]) for m in claude.server.requests[-1]["messages"]
+    results = [(b["tool_use_id"], json.dumps(b["content"])) for m in claude.server.requests[-1]["messages"]
                if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"]
-    assert len(set(uses)) == 2 and results == [(uses[0], 0), (uses[1], 1)]
+    assert len(set(uses)) == 2 and [r[0] for r in results] == uses
+    assert "RESULT-0" in results[0][1] and "RESULT-1" in results[1][1]  # each call keeps its own result
 
 
 def test_the_non_streaming_reply_works_with_thinking(anthropic_server: FakeAnthropicServer) -> None:

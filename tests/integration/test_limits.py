@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from framework_core.compaction import TRIGGER, _estimate_request
 from framework_core.events import Notice, RetryScheduled, ToolCallFinished
 from framework_core.history import is_valid
 from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -52,14 +51,17 @@ def test_an_exhausted_quota_is_reported_and_not_retried(rig: Rig) -> None:
     rig.server._queue.clear()
 
 
+BIG = ("0123456789" * 6 + "\n") * 140  # ~8,500 characters: under the default per-result budget
+ROUNDS = 16  # ~2,200 tokens each: a 30,000-token window passes its trigger after about ten
+
+
 def test_a_long_tool_loop_is_compacted_between_rounds(rig: Rig) -> None:
-    (rig.workspace / "big.txt").write_text(("0123456789" * 6 + "\n") * 200)  # ~12,200 characters
-    base = _estimate_request(rig.agent)
+    (rig.workspace / "big.txt").write_text(BIG)
     rig.agent.provider.max_tokens = 500
-    rig.agent.provider.context_window = int((base + 10_500) / TRIGGER)  # passed after about four reads
-    rig.server.enqueue(*[Reply(tool_calls=[read("big.txt")]) for _ in range(6)], Reply(text="Read it six times."))
-    outcome = rig.agent.run_turn("read big.txt six times")
-    assert outcome.text == "Read it six times." and outcome.error is None
+    rig.agent.provider.context_window = 30_000
+    rig.server.enqueue(*[Reply(tool_calls=[read("big.txt")]) for _ in range(ROUNDS)], Reply(text="Read it often."))
+    outcome = rig.agent.run_turn("read big.txt many times")
+    assert outcome.text == "Read it often." and outcome.error is None
     assert "Compacted: trimmed" in notices(rig)
     assert "old tool output trimmed" in json.dumps(rig.server.requests[-1])
     assert is_valid(rig.agent.session.messages)
@@ -67,19 +69,19 @@ def test_a_long_tool_loop_is_compacted_between_rounds(rig: Rig) -> None:
 
 def test_oneshot_compacts_inside_its_tool_loop_too(workspace: Path) -> None:
     """`-p` runs the same loop: the compaction trigger fires between tool rounds there as well."""
-    (workspace / "big.txt").write_text(("0123456789" * 6 + "\n") * 200)
+    (workspace / "big.txt").write_text(BIG)
     with FakeAnthropicServer() as server:
         (workspace / "framework_config.yaml").write_text(
             "llm_provider: claude\nllm_settings:\n  claude:\n    type: anthropic\n    model: claude-sonnet-5-5\n"
             f"    base_url: {server.base_url}\n    api_key_env_var: ANTHROPIC_API_KEY\n    max_tokens: 500\n"
-            "    context_window: 16000\n")
-        server.enqueue(*[Reply(tool_calls=[read("big.txt")]) for _ in range(6)], Reply(text="Six reads done."))
+            "    context_window: 30000\n")
+        server.enqueue(*[Reply(tool_calls=[read("big.txt")]) for _ in range(ROUNDS)], Reply(text="Many reads done."))
         env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
         env["ANTHROPIC_API_KEY"] = "k"
-        r = subprocess.run([sys.executable, str(ROOT / "run_framework.py"), "--no-mcp", "-p", "read it six times"],
-                           cwd=workspace, env=env, capture_output=True, text=True, timeout=60)
+        r = subprocess.run([sys.executable, str(ROOT / "run_framework.py"), "--no-mcp", "-p", "read it many times"],
+                           cwd=workspace, env=env, capture_output=True, text=True, timeout=90)
     assert r.returncode == 0, r.stderr
-    assert "Six reads done." in r.stdout and "Compacted: trimmed" in r.stderr
+    assert "Many reads done." in r.stdout and "Compacted: trimmed" in r.stderr
 
 
 def test_a_context_length_error_compacts_and_sends_once_more_on_both_wires(rig: Rig) -> None:
