@@ -34,8 +34,13 @@ class McpManager:
                  workspace: Path) -> None:
         self.registry = registry
         self.workspace = workspace
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError:  # a read-only or full home: the servers' logs go to a private temporary folder
+            import tempfile
+
+            log_dir = Path(tempfile.mkdtemp(prefix="laca-mcp-logs-"))
         self.log_dir = log_dir
-        log_dir.mkdir(parents=True, exist_ok=True)
         self._servers = {n: _Server(n, s, log_dir / f"mcp-{n}.log") for n, s in servers.items()}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
