@@ -99,6 +99,8 @@ def describe(exc: BaseException, server: _Server | None = None) -> str:
             return f"command not found: {server.settings.command} (install it, or fix the server's command)"
         ended = "the server's process exited" if server.settings.transport == "stdio" else "the connection closed"
         return f"{ended}" + (f"; its last words: {said}" if said else "")
+    if name in ("ConnectError", "ConnectTimeout") and server is not None and server.settings.url:
+        return f"cannot connect to {server.settings.url} ({text or name}); is the server running?"
     if server is not None and server.last_http and "error response" in text:
         return f"HTTP {server.last_http[0]} {server.last_http[1]} from {server.settings.url}"
     return f"{name}: {text}" if text else name

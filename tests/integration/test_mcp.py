@@ -194,6 +194,15 @@ def test_dead_server_at_start_is_reported_once(tmp_path: Path, settings: McpServ
     assert [level for level, text in notices if "'broken' failed to start" in text] == ["error"]
 
 
+def test_an_http_server_that_is_not_there_is_named(tmp_path: Path) -> None:
+    mgr = McpManager({"gone": McpServerSettings(url="http://127.0.0.1:9/mcp")}, ToolRegistry(), tmp_path, tmp_path)
+    mgr.start()
+    mgr.wait_ready(30)
+    error = mgr.status()[0].error or ""
+    mgr.close()
+    assert error.startswith("cannot connect to http://127.0.0.1:9/mcp (") and error.endswith("is the server running?")
+
+
 def test_dead_server_at_start_makes_calls_fail_clearly(tmp_path: Path) -> None:
     mgr = McpManager({"broken": McpServerSettings(command="/nonexistent/server")}, ToolRegistry(), tmp_path, tmp_path)
     mgr.start()
