@@ -13,13 +13,15 @@ import shlex
 from functools import lru_cache
 from typing import Any
 
-from framework_core.policy.context import MAX_DEPTH, Ctx, Flow, Word
+from framework_core.policy.context import MAX_DEPTH, MAX_LENGTH, Ctx, Flow, Word
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.simple import classify_words
 from framework_core.policy.walk import walk
 from framework_core.policy.words import expand_braces
 
-FORK_BOMB = re.compile(r"(\S+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*&?\s*\1\s*&")
+#: A function that pipes into itself in the background. The name starts at a token boundary, so a long
+#: word is scanned once, not from every position.
+FORK_BOMB = re.compile(r"(?<![^\s;&|(){}])([^\s();&|{}]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*&?\s*\1\s*&")
 
 
 @lru_cache(maxsize=1)
@@ -32,6 +34,8 @@ def _parser() -> Any:
 
 def _nested(code: str, ctx: Ctx) -> tuple[Verdict, Flow]:
     """Code a command runs (bash -c, eval, find -exec …): classified in a copy of the caller's state."""
+    if not ctx.spend():
+        return Verdict(Level.NEEDS_CONFIRM, ("the command is too large to inspect completely",)), Flow()
     if ctx.depth + 1 > MAX_DEPTH:
         return Verdict(Level.NEEDS_CONFIRM, ("commands nested too deeply to inspect",)), Flow()
     sub = ctx.child()
@@ -61,6 +65,8 @@ def _run(cmd: str, ctx: Ctx) -> tuple[Verdict, Flow]:
     if not cmd.strip():
         level = Level.SAFE if ctx.depth else Level.NEEDS_CONFIRM
         return Verdict(level, ("empty command",)), Flow()
+    if len(cmd) > MAX_LENGTH:
+        return Verdict(Level.NEEDS_CONFIRM, (f"the command is too long to inspect ({len(cmd):,} characters)",)), Flow()
     if FORK_BOMB.search(cmd):
         return Verdict(Level.DANGEROUS, ("fork bomb: a function that pipes into itself in the background",)), Flow()
     tree = _parser().parse(cmd.encode("utf-8"))

@@ -11,6 +11,8 @@ from typing import Callable
 from framework_core.policy.levels import Level, Verdict
 
 MAX_DEPTH = 6
+BUDGET = 3000  # simple commands and nested scripts one command line may make the classifier look at
+MAX_LENGTH = 200_000  # characters; past that a command line is not inspected, it asks
 WORKSPACE = ""  # the working directory LACA starts commands in (relative paths stay relative to it)
 
 
@@ -55,11 +57,20 @@ class Ctx:
     stdin_lister: bool = False  # the command's input is file names listed by a read-only command
     lister_seen: bool = False  # this code lists file names (for the next pipeline stage)
     recurse: "Callable[[str, Ctx], tuple[Verdict, Flow]] | None" = None  # classify nested shell code
+    budget: list[int] = field(default_factory=lambda: [BUDGET])  # shared by the whole walk
+
+    def spend(self) -> bool:
+        """Take one unit of work; False (and a reason, once) when the command line is too large to inspect."""
+        self.budget[0] -= 1
+        if self.budget[0] == -1:
+            self.verdicts.append(Verdict(Level.NEEDS_CONFIRM, ("the command is too large to inspect completely",)))
+        return self.budget[0] >= 0
 
     def child(self) -> "Ctx":
         """A subshell: sees the state, its own changes do not come back."""
         return Ctx(self.depth, [], self.cwd, dict(self.values), dict(self.tainted), set(self.downloaded),
-                   set(self.fetched), set(self.net_fds), dict(self.arrays), Flow(), False, False, self.recurse)
+                   set(self.fetched), set(self.net_fds), dict(self.arrays), Flow(), False, False, self.recurse,
+                   self.budget)
 
     def nested(self, code: str) -> tuple[Verdict, Flow]:
         """Classify code this command runs (bash -c, eval, find -exec …) one level deeper."""

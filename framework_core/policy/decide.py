@@ -26,6 +26,7 @@ class CallFacts:
     inside_workspace: bool = True
     home: str = ""
     control: str | None = None  # what a change to this control path can do (a write tool's target)
+    saved_output: bool = False  # the path is one of this session's saved outputs (cut command or tool output)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ def _bash(facts: CallFacts, state: PolicyState) -> Decision:
 def _file(facts: CallFacts, state: PolicyState, allow_label: str | None) -> Decision:
     """Reads inside the workspace run; outside they ask (exactly-this-file grants apply); credential paths ask
     every time. Writes ask unless granted or allowed; a control path asks every time and names the danger."""
+    if facts.kind == "read" and facts.saved_output:  # LACA wrote it from output the model already had a part of
+        return Decision("allow", Level.SAFE, ("reads a saved output of this session",),
+                        ("a saved output of this session",))
     reasons: list[str] = []
     control = facts.control if facts.kind == "write" else None
     if control:

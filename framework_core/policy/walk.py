@@ -43,6 +43,8 @@ def _scoped(node: Any, ctx: Ctx) -> Flow:
 
 
 def _command(node: Any, ctx: Ctx, stdin: Flow = Flow(), script: str | None = None) -> Flow:
+    if not ctx.spend():
+        return Flow()
     words: list[Word] = []
     prefix: list[tuple[str, str]] = []
     redirects = []

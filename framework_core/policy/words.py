@@ -183,14 +183,18 @@ def _expansion(node: Any, raw: str, ctx: Ctx, walk: Walker) -> Word:
     return Word(raw, dynamic=True, flow=flow, names=(var,) if var else ())
 
 
-def expand_braces(text: str) -> list[str]:
-    m = re.search(r"\{([^{}]*,[^{}]*)\}", text)
-    if not m:
-        return [text]
-    out: list[str] = []
-    for alt in m.group(1).split(","):
-        out += expand_braces(text[: m.start()] + alt + text[m.end():])
-    return out[:64]
+def expand_braces(text: str, limit: int = 64) -> list[str]:
+    """Bash brace expansion ({a,b}), breadth first and capped: a word with 40 braces is not 2**40 words."""
+    done: list[str] = []
+    todo = [text]
+    while todo and len(done) + len(todo) <= limit:
+        t = todo.pop(0)
+        m = re.search(r"\{([^{}]*,[^{}]*)\}", t)
+        if not m:
+            done.append(t)
+            continue
+        todo += [t[: m.start()] + alt + t[m.end():] for alt in m.group(1).split(",")]
+    return (done + todo)[:limit]
 
 
 ARRAY_ALL = re.compile(r'"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?|"?\$([@*])"?')
