@@ -70,7 +70,11 @@ def _run(cmd: str, ctx: Ctx) -> tuple[Verdict, Flow]:
     if FORK_BOMB.search(cmd):
         return Verdict(Level.DANGEROUS, ("fork bomb: a function that pipes into itself in the background",)), Flow()
     tree = _parser().parse(cmd.encode("utf-8"))
-    flow = walk(tree.root_node, ctx)
+    try:
+        flow = walk(tree.root_node, ctx)
+    except RecursionError:  # what was found so far stands; the rest is not known
+        ctx.verdicts.append(Verdict(Level.NEEDS_CONFIRM, ("the command is too deeply nested to inspect",)))
+        flow = ctx.flow
     verdict = Verdict.combine(ctx.verdicts) if ctx.verdicts else Verdict(Level.NEEDS_CONFIRM, ("nothing to run",))
     if tree.root_node.has_error:
         verdict = Verdict.combine([verdict, _fallback(cmd, ctx)])
