@@ -30,8 +30,7 @@ MODELS = {"openai": "gpt-6.2-sol", "openai-responses": "gpt-6.2-sol", "anthropic
 
 def sample_text() -> str:
     """1,500 lines, 58,500 bytes: a log-like file whose every line is different."""
-    return "".join(f"{i:05d} INFO worker-{i % 7} handled request {i * 7919 % 100_000:06d} ok\n"[:38] + "\n"
-                   for i in range(1, LINES + 1))
+    return "".join(f"{i:05d} INFO worker-{i % 7} request {i * 7919 % 100_000:06d} ok.\n" for i in range(1, LINES + 1))
 
 
 def _server(wire: str):

@@ -78,13 +78,16 @@ class TepsSettings(_Model):
     rule_files: list[str] = Field(default_factory=list, description="More rule files (user, workspace).")
     dry_run_enabled: bool = Field(False, description="Show what would run and return a dry-run result instead of running.")
     command_timeout_s: float = Field(120.0, gt=0, description="Seconds before a command's process group is killed.")
-    output_budget_chars: int = Field(30_000, gt=500, description="Characters of a command's output the model receives (head + tail).")
+    output_budget_chars: int = Field(10_000, gt=500, description="Characters of one tool result the model receives "
+                                     "(head and tail; the rest is saved for paging with readFile); smaller for a "
+                                     "model with a small context window.")
     output_max_bytes: int = Field(50_000_000, ge=1_000_000, description="Output one command may print; past "
                                   "this it is stopped (an endless producer such as `yes` ends here, not on a full disk).")
     output_session_max_bytes: int = Field(500_000_000, ge=0, description="Disk the full outputs of a "
                                           "session's commands may take in all; past this only head and tail are kept.")
     screen_output_lines: int = Field(20, ge=0, description="Lines of live command output shown on screen per call.")
-    read_max_bytes: int = Field(256_000, gt=0, description="Largest file readFile returns whole; larger ones are cut with a note.")
+    read_max_bytes: int = Field(256_000, gt=0, description="No longer used (readFile returns any range of lines of a "
+                                "file within output_budget_chars); accepted so that older config files still load.")
     scrub_env_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SCRUB_PATTERNS),
                                           description="Env var name patterns withheld from commands.")
     keep_env: list[str] = Field(default_factory=list, description="Env vars passed through even if a scrub pattern matches.")

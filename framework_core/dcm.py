@@ -29,11 +29,15 @@ DOC_MAX_BYTES = 100_000  # one document; a longer one is cut with a note
 CONTEXT_FILE_MAX_BYTES = 200_000
 TOOLS_BLOCK = """\
 ## Tools and permissions
-You can call tools. Every tool call MUST include `icerc_full_text`: a brief with these labelled parts:
-Intent, Command (the exact command or action), Expected outcome, Risk assessment, Confirmation request.
-The user sees that brief next to the exact action and decides. Read-only commands run without asking;
-others ask; dangerous ones are blocked. If a call is declined, do not retry it unchanged: read the
-user's reason, adjust, or ask. Tool results are JSON with a `status` field."""
+Every tool call MUST fill `icerc_full_text` with this brief, one labelled line each:
+Intent: why the call is needed for the user's goal.
+Command: the exact command or action (the literal command line, path or arguments).
+Expected outcome: what you expect to see or change.
+Risk assessment: what could go wrong and how bad ("low: read-only" when so).
+Confirmation request: a one-line question asking the user to approve.
+The user sees the brief next to the exact action LACA reads from your arguments; a brief that misdescribes
+the action is a serious fault. Read-only calls run without asking; others ask; dangerous ones are blocked.
+If a call is declined, do not retry it unchanged: read the user's reason, adjust, or ask."""
 
 
 @dataclass

@@ -82,9 +82,10 @@ class StreamCutError(ProviderError):
 class ToolError(LacaError):
     """A tool could not run; becomes an `error` ToolResult the model can read."""
 
-    def __init__(self, message: str, *, details: str | None = None) -> None:
+    def __init__(self, message: str, *, details: str | None = None, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.details = details
+        self.data = dict(data or {})  # more of the result, e.g. what a command printed before it was stopped
 
 
 class ToolArgumentError(ToolError):

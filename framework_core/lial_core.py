@@ -20,10 +20,7 @@ ToolStatus = Literal["success", "error", "declined_by_user", "blocked_by_policy"
 ICERC_FIELD = "icerc_full_text"
 #: A tool result's images ({"mime_type", "data" (base64)}), sent to the provider as image blocks, not as text.
 IMAGES_KEY = "images"
-ICERC_DESCRIPTION = (
-    "ICERC pre-brief shown to the user before the tool runs: Intent, Command (the exact action), "
-    "Expected outcome, Risk assessment, Confirmation request."
-)
+ICERC_DESCRIPTION = "The ICERC brief shown to the user before the call runs (see the system prompt)."
 
 
 @dataclass
@@ -121,9 +118,10 @@ class ToolResult:
                 "data": dict(self.data)}
 
     def to_model_text(self) -> str:
-        """What the model reads: compact JSON of status and data (images go to the provider as image blocks)."""
-        data = {k: v for k, v in self.data.items() if k != IMAGES_KEY}
-        return json.dumps({"status": self.status, **data}, ensure_ascii=False, default=str)
+        """What the model reads: plain text, a header line then the output (images go as image blocks)."""
+        from framework_core.result_text import render
+
+        return render(self)
 
     @property
     def is_error(self) -> bool:

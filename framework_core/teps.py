@@ -250,7 +250,8 @@ class TEPSEngine:
         command = req.parameters.get("command") if spec.kind == "bash" else None
         return CallFacts(tool_name=spec.name, kind=spec.kind, source=spec.source, permission=spec.permission,
                          command=str(command) if command is not None else None, path=preview.path,
-                         inside_workspace=preview.inside_workspace, home=str(Path.home()),
+                         inside_workspace=preview.inside_workspace, saved_output=preview.saved_output,
+                         home=str(Path.home()),
                          control=self._control(spec, preview))
 
     def _control(self, spec: ToolSpec, preview: ActionPreview) -> str | None:
@@ -335,7 +336,7 @@ class TEPSEngine:
         except ToolArgumentError as exc:
             result = self._result(req, "error", error_message=f"Invalid arguments: {exc}")
         except ToolError as exc:
-            extra = {"details": exc.details} if exc.details else {}
+            extra = {**exc.data, **({"details": exc.details} if exc.details else {})}
             result = self._result(req, "error", error_message=str(exc), **extra)
         except Exception as exc:  # a handler bug becomes a result the model can read, not a crash
             result = self._result(req, "error", error_message=f"{type(exc).__name__}: {exc}")

@@ -125,6 +125,15 @@ def context_roots(loaded: LoadedConfig) -> list[Path]:
     return roots
 
 
+def bind_results(teps, agent: Agent) -> None:
+    """Tool results are sized for the active model's window, and cut ones saved in the session's own folder
+    (where the runner saves cut command output), the one place outside the workspace readFile reads freely."""
+    from framework_core.tools import spill
+
+    teps.context.outputs_dir = spill.default_limits().spill_dir
+    teps.context.context_window = lambda: agent.caps.context_window
+
+
 def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, session: MessageManager,
                 start_mcp: bool = True) -> Parts:
     from framework_core.dcm import DynamicContextManager
@@ -149,6 +158,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         mcp.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network) if s.sandbox else ()
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)
+    bind_results(teps, agent)
     warnings = list(dcm.warnings)
     notice = sandbox.unavailable_notice()  # probes the sandbox here, off the prompt's thread
     if notice:

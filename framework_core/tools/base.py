@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from framework_core.sandbox.sandbox import Sandbox
     from framework_core.sandbox.changeset import ChangeSet
     from framework_core.sandbox.undo_store import UndoStore
+    from framework_core.tools.result_budget import Saver
 
 
 
@@ -29,6 +31,7 @@ class ActionPreview:
     path: str | None = None  # resolved absolute path for file tools
     inside_workspace: bool = True
     full_body: str | None = None  # the unfolded body, when `body` folds long values
+    saved_output: bool = False  # a file tool's path is one of this session's saved outputs (LACA wrote it)
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,34 @@ class ToolContext:
     sandbox: "Sandbox | None" = None  # None: processes run unconfined (tests of pure handlers)
     scope: CallScope = field(default_factory=CallScope)
     review: "Callable[[ChangeSet], bool] | None" = None  # asks the user whether to apply a previewed change set
+    #: The session's own folder for cut outputs; readFile may read the files in it (and nothing else outside
+    #: the workspace) without asking. None: the runner's default folder.
+    outputs_dir: Path | None = None
+    context_window: Callable[[], int | None] = lambda: None  # the active model's window, in tokens
+
+    def result_budget(self) -> int:
+        """Characters one result may send the model: the configured budget, smaller for a small window."""
+        from framework_core.tools.result_budget import budget_for_window
+
+        return budget_for_window(self.settings.output_budget_chars, self.context_window())
+
+    def output_folder(self) -> Path | None:
+        """Where cut results are saved for paging: the session's folder (the runner's default without one)."""
+        from framework_core.tools import spill
+
+        return self.outputs_dir or spill.default_limits().spill_dir
+
+    def saver(self, prefix: str) -> "Saver | None":
+        """Saves the whole of a cut result in the output folder, for a follow-up readFile."""
+        from framework_core.tools.result_budget import saver
+
+        folder = self.output_folder()
+        return saver(folder, prefix) if folder is not None else None
+
+    def saved_output(self, path: Path) -> bool:
+        """Whether `path` (resolved) names a file of the session's saved outputs."""
+        folder = self.output_folder()
+        return folder is not None and path.parent == Path(os.path.realpath(folder))
 
 
 #: A handler returns the result's `data` dict, or raises ToolError / ToolArgumentError.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,55 +69,106 @@ def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     out = ran.outcome
     data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code,
                             "duration_s": round(out.duration_s, 3)}
+    if out.cut:
+        data["cut"] = "; ".join(out.cut)
     if ran.notes:
         data["sandbox"] = " ".join(ran.notes)
     if ran.changes is not None:
         data["changes"] = ran.changes
+    if out.full_output_path:  # for the screen; the model reads the marker in the output
+        data["full_output_path"] = out.full_output_path
+        data["output_bytes"] = out.total_bytes
+    withheld = _withheld_for(command, ctx.withheld_env)
+    if withheld:
+        data["env_withheld"] = "withheld from commands for safety: " + ", ".join(withheld)
     if out.timed_out or out.stopped:  # an error to the model and on screen, with what it printed so far
         why = out.stopped or (f"timed out after {ctx.settings.command_timeout_s:g} s; its whole process group was "
                               "killed (teps_settings.command_timeout_s)")
-        so_far = [f"{name}:\n{text}" for name, text in (("stdout", out.stdout), ("stderr", out.stderr)) if text]
-        raise ToolError(why, details="\n".join(so_far) or "(no output before it was stopped)")
+        raise ToolError(why, data=data)
     if out.cancelled:
         data["cancelled"] = True
-    if out.full_output_path:
-        data["full_output_path"] = out.full_output_path
-        data["output_bytes"] = out.total_bytes
-    if ctx.withheld_env:
-        data["env_withheld"] = ("These environment variables were withheld from the command for safety: "
-                                + ", ".join(ctx.withheld_env))
     return data
+
+
+def _withheld_for(command: str, withheld: tuple[str, ...]) -> list[str]:
+    """The withheld variables this command names (or all, when it prints the environment): said only then,
+    not with every result."""
+    if re.search(r"(^|[\s;|&(])(env|printenv|export|set|declare)([\s;|&)]|$)", command):
+        return list(withheld)
+    return [name for name in withheld if re.search(rf"\b{re.escape(name)}\b", command)]
 
 
 # ---- readFile -----------------------------------------------------------------------------------------
 
-def read_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
+def _read_path(args: dict[str, Any], ctx: ToolContext) -> tuple[Path, bool, bool]:
+    """(real path, inside the workspace, one of this session's saved outputs)."""
     path, inside = _path_arg(args, ctx)
-    notes = [] if inside else [f"reads OUTSIDE the workspace ({ctx.workspace})"]
-    return ActionPreview(f"Read file {path}", "", None, notes, str(path), inside)
+    return path, inside, not inside and ctx.saved_output(path)
+
+
+def _line_arg(args: dict[str, Any], name: str, minimum: int) -> int | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ToolArgumentError(f"argument '{name}' must be a whole number of at least {minimum}, got {value!r}")
+    return value
+
+
+def read_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
+    path, inside, saved = _read_path(args, ctx)
+    _line_arg(args, "offset", 1)
+    _line_arg(args, "limit", 1)
+    notes = [] if inside or saved else [f"reads OUTSIDE the workspace ({ctx.workspace})"]
+    what = "saved output" if saved else "file"
+    return ActionPreview(f"Read {what} {path}", "", None, notes, str(path), inside, saved_output=saved)
 
 
 def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    path, _ = _path_arg(args, ctx)
-    encoding = _str_arg(args, "encoding", required=False) or "utf-8"
+    from framework_core.tools.result_budget import RangeError, bound_file
+
+    path, inside, saved = _read_path(args, ctx)
+    offset = _line_arg(args, "offset", 1) or 1
+    limit = _line_arg(args, "limit", 1)
+    encoding = _read_encoding(args)
     if not path.exists():
-        raise ToolError(f"file not found: {path}")
+        gone = " (saved outputs are kept only while their session runs)" if saved else ""
+        raise ToolError(f"file not found: {path}{gone}")
     if path.is_dir():
         raise ToolError(f"{path} is a directory; list it with executeBashCommand `ls`")
-    limit = ctx.settings.read_max_bytes
-    with open(path, "rb") as fh:
-        data = fh.read(limit + 1)
-    if b"\0" in data[:8192]:
-        raise ToolError(f"{path} looks like a binary file; not returned as text")
     try:
-        text = data[:limit].decode(encoding, errors="replace")
+        with open(path, "rb") as fh:
+            if b"\0" in fh.read(8192):
+                raise ToolError(f"{path} looks like a binary file; not returned as text")
+        shown = str(args.get("path")) if inside else str(path)
+        view = bound_file(path, ctx.result_budget(), offset=offset, limit=limit, shown_path=shown, encoding=encoding)
+    except RangeError as exc:
+        raise ToolArgumentError(str(exc)) from None
+    except OSError as exc:
+        raise ToolError(f"could not read {path}: {exc.strerror or exc}") from None
+    total = view.total_lines or 0
+    last = min(offset + limit - 1, total) if limit else total
+    data: dict[str, Any] = {"file_path": str(path), "content": view.text, "total_lines": total,
+                            "lines": f"lines {offset:,}-{last:,} of {total:,}" if total else "empty file"}
+    if view.cut:
+        data["cut"] = "cut: " + view.summary()
+    return data
+
+
+def _read_encoding(args: dict[str, Any]) -> str:
+    import codecs
+
+    encoding = _str_arg(args, "encoding", required=False) or "utf-8"
+    try:
+        codecs.lookup(encoding)
     except LookupError:
         raise ToolArgumentError(f"unknown encoding '{encoding}'") from None
-    result: dict[str, Any] = {"file_path": str(path), "content": text}
-    if len(data) > limit:
-        size = path.stat().st_size
-        result["truncated"] = f"only the first {limit:,} of {size:,} bytes were returned"
-    return result
+    if "\n".encode(encoding, errors="replace") != b"\n":
+        raise ToolArgumentError(f"readFile reads text whose lines end in ASCII newlines; '{encoding}' does not "
+                                "(convert the file with iconv first)")
+    return encoding
 
 
 # ---- writeFile ---------------------------------------------------------------------------------------
@@ -166,8 +218,10 @@ def write_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         raise ToolError(f"could not write {path}: {exc.strerror}") from None
     except UndoError as exc:
         raise ToolError(f"not written: {exc} (LACA keeps the previous contents so the write can be undone)") from None
+    verb = "Appended" if mode == "a" else "Wrote"
     result = {"file_path": str(path), "status": "written successfully", "bytes_written": len(data),
-              "file_size": written}
+              "file_size": written, "message": f"{verb} {plural(len(data), 'byte')} to {_shown(path, ctx)}"
+                                               + (f"; it now has {plural(written, 'byte')}." if mode == "a" else ".")}
     if notice:
         result["undo_note"] = notice
     return result
@@ -183,21 +237,24 @@ def _shown(path: Path, ctx: ToolContext) -> str:
 def builtin_tools() -> list[ToolSpec]:
     return [
         ToolSpec("executeBashCommand",
-                 "Run a bash command in the user's workspace and return stdout, stderr and exit_code. Read-only "
-                 "commands run at once; others need the user's approval. Output is capped (head and tail kept).",
+                 "Run a bash command in the workspace. Read-only commands run at once; others need the user's "
+                 "approval. Long output is cut to its head and tail; read the cut part with readFile.",
                  {"type": "object", "properties": {
-                     "command": {"type": "string", "description": "The exact bash command line to run."},
-                     "working_directory": {"type": "string", "description": "Optional directory inside the workspace."}},
+                     "command": {"type": "string", "description": "The bash command line."},
+                     "working_directory": {"type": "string", "description": "A directory inside the workspace."}},
                   "required": ["command"]},
                  bash_handler, kind="bash", preview=bash_preview, runs_process=True),
-        ToolSpec("readFile", "Read a text file (path relative to the workspace) and return its content.",
+        ToolSpec("readFile", "Read a text file, or the part of a cut output that a result names. A long file is "
+                 "cut to its head and tail; read any part with offset and limit.",
                  {"type": "object", "properties": {
                      "path": {"type": "string", "description": "File path, relative to the workspace."},
+                     "offset": {"type": "integer", "description": "First line to read (from 1)."},
+                     "limit": {"type": "integer", "description": "Number of lines to read."},
                      "encoding": {"type": "string", "description": "Text encoding, default utf-8."}},
                   "required": ["path"]},
                  read_handler, kind="read", preview=read_preview),
         ToolSpec("writeFile", "Write (mode 'w', default) or append to (mode 'a') a text file in the workspace. The "
-                 "user sees a diff and approves; the write is atomic and can be undone.",
+                 "user sees a diff and approves; the write can be undone.",
                  {"type": "object", "properties": {
                      "path": {"type": "string", "description": "File path, relative to the workspace."},
                      "content": {"type": "string", "description": "The full new content (or the text to append)."},

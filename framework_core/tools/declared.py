@@ -191,16 +191,19 @@ def _cli_handler(tool: DeclaredToolModel):
         argv = build_argv(tool, validated_args(tool, args, ctx.workspace))
         ran = run_in_sandbox("exec " + argv_command(argv), ctx, cwd=ctx.workspace)
         out = ran.outcome
-        if out.timed_out:
-            raise ToolError(f"{tool.name} timed out after {ctx.settings.command_timeout_s:g} s "
-                            "(its whole process group was stopped)")
         if out.exit_code == 127 and "not found" in out.stderr:
             raise ToolError(f"program not found: {argv[0]}")
-        data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code}
+        data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code,
+                                "duration_s": round(out.duration_s, 3)}
+        if out.cut:
+            data["cut"] = "; ".join(out.cut)
         if ran.notes:
             data["sandbox"] = " ".join(ran.notes)
         if ran.changes is not None:
             data["changes"] = ran.changes
+        if out.timed_out or out.stopped:
+            raise ToolError(out.stopped or f"{tool.name} timed out after {ctx.settings.command_timeout_s:g} s "
+                            "(its whole process group was stopped)", data=data)
         return data
     return handle
 
@@ -235,10 +238,16 @@ def _api_handler(tool: DeclaredToolModel):
                 resp = httpx2.post(url, json=params, headers=headers, timeout=tool.config.timeout_s)
         except Exception as exc:  # network errors become a result the model can read
             raise ToolError(f"{tool.name}: request failed: {type(exc).__name__}") from None
-        body = resp.text[: ctx.settings.output_budget_chars]
-        if secret:
+        from framework_core.tools.result_budget import bound
+
+        body = resp.text
+        if secret:  # before anything is kept or shown
             body = body.replace(secret, "***").replace(secret.removeprefix(tool.config.api_key_prefix), "***")
-        return {"status_code": resp.status_code, "body": body}
+        view = bound(body, ctx.result_budget(), ctx.saver(f"{tool.name}-response"))
+        data: dict[str, Any] = {"status_code": resp.status_code, "body": view.text}
+        if view.cut:
+            data["cut"] = "cut: " + view.summary()
+        return data
     return handle
 
 

@@ -32,8 +32,8 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
     """Run `bash -c command` for a tool call, confined as `ctx.scope` and the sandbox profile say."""
     sandbox = ctx.sandbox
     scope = ctx.scope
-    kwargs = dict(cwd=cwd, env=ctx.env, timeout_s=ctx.settings.command_timeout_s,
-                  budget_chars=ctx.settings.output_budget_chars, cancel=ctx.cancel, on_output=ctx.on_output)
+    kwargs = dict(cwd=cwd, env=ctx.env, timeout_s=ctx.settings.command_timeout_s, budget_chars=ctx.result_budget(),
+                  cancel=ctx.cancel, on_output=ctx.on_output, spill_dir=ctx.outputs_dir)
     if sandbox is None:
         return Executed(run_command(command, **kwargs), "off")  # type: ignore[arg-type]
     launch: Launch | None = None

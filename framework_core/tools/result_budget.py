@@ -1,18 +1,22 @@
 """The one bound on what a tool result sends the model.
 
 A long result keeps its head and its tail; the cut is marked in place with the number of lines and bytes left
-out and where the whole text was saved, so a follow-up read can page it. Every tool's text passes through
-`bound`; `budget_for_window` makes the budget smaller for a model with a small context window.
+out and how to read them (`readFile` with a line range), so the model pages instead of having everything
+resent with every later request. Every tool's text passes through here: `bound` for a text in memory (MCP
+content, a short command output), `bound_file` for a text on disk (a command's saved output, a file that
+`readFile` reads, whole or a range of its lines, never loaded whole), `bound_pieces` for the head and tail a
+command's capture kept when its whole output could not be saved. `budget_for_window` makes the budget
+smaller for a model with a small context window.
 """
 
 from __future__ import annotations
 
-import itertools
+import json
 import os
-import time
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import AnyStr, Callable, Generic
 
 from framework_core.wording import plural
 
@@ -21,8 +25,7 @@ MIN_BUDGET = 1_000
 WINDOW_SHARE = 0.10  # one result takes at most this share of the model's context window
 CHARS_PER_TOKEN = 4
 SNAP = 0.2  # cut at a line end when one lies within this share of the kept part
-#: How the marker tells the model to read a cut part; {path}, {start} and {end} are filled in.
-READ_HINT = "read them with executeBashCommand: sed -n '{start},{end}p' {path}"
+CHUNK = 1 << 20
 
 #: Saves the whole text and returns where it went (raises OSError when it cannot).
 Saver = Callable[[str], str]
@@ -36,10 +39,20 @@ class Bounded:
     cut_lines: int = 0
     cut_bytes: int = 0
     saved_path: str | None = None
+    first_cut: int = 0  # the first line left out (0: nothing was)
+    total_lines: int | None = None  # lines of the whole (a file's, for a range of it), when known
 
     @property
     def cut(self) -> bool:
         return self.cut_bytes > 0
+
+    def summary(self) -> str:
+        """What was cut, in a few words for a result's header line."""
+        if not self.cut:
+            return ""
+        if self.total_lines is None or not self.first_cut:
+            return f"{plural(self.cut_bytes, 'byte')} left out"
+        return f"{self.cut_lines:,} of {plural(self.total_lines, 'line')} left out"
 
 
 def budget_for_window(configured: int, context_window_tokens: int | None) -> int:
@@ -50,74 +63,204 @@ def budget_for_window(configured: int, context_window_tokens: int | None) -> int
     return max(MIN_BUDGET, min(configured, share))
 
 
-def bound(text: str, budget: int = DEFAULT_BUDGET, save: Saver | None = None) -> Bounded:
-    """Keep `text` within `budget` characters: head and tail, with the cut marked where it was made."""
-    if len(text) <= budget:
-        return Bounded(text)
-    saved, save_error = _save(text, save)
-    reserve = 160 + 2 * len(saved or "") + len(save_error)
+# ---- the whole, as far as a cut needs to know it ----------------------------------------------------
+
+@dataclass
+class _Whole(Generic[AnyStr]):
+    """A long text (str) or byte string: its first and last units (at least a budget's worth, and one more
+    at the end), its size, its size in bytes and how many newlines it holds (None: not known)."""
+
+    prefix: AnyStr
+    suffix: AnyStr
+    size: int
+    nbytes: int
+    newlines: int | None
+
+    def nl(self) -> AnyStr:
+        return "\n" if isinstance(self.prefix, str) else b"\n"  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where the whole lies and how its lines are numbered, for the marker."""
+
+    path: str | None = None  # where the whole can be read (saved, or the file itself)
+    note: str = ""  # why it cannot be read, or a caveat ("only partly saved ...")
+    first_line: int = 1  # number of the whole's first line (a range of a file starts later)
+    total_lines: int | None = None  # the file's lines, for a range; None: the whole's own count
+
+
+def _nbytes(part: str | bytes) -> int:
+    return len(part) if isinstance(part, bytes) else len(part.encode("utf-8", errors="replace"))
+
+
+def _text(part: str | bytes) -> str:
+    return part if isinstance(part, str) else part.decode("utf-8", errors="replace")
+
+
+def _head(text: AnyStr, n: int, nl: AnyStr) -> AnyStr:
+    head = text[:n]
+    cut = head.rfind(nl)
+    return head[:cut + 1] if cut >= n * (1 - SNAP) else head
+
+
+def _tail(text: AnyStr, n: int, nl: AnyStr) -> AnyStr:
+    if n <= 0:
+        return text[:0]
+    tail = text[-n:]
+    cut = tail.find(nl)
+    return tail[cut + 1:] if 0 <= cut <= n * SNAP else tail
+
+
+def _cut(whole: _Whole, budget: int, where: _Where) -> Bounded:
+    """Head and tail of `whole` within `budget` units, the part between replaced by a marker."""
+    nl = whole.nl()
+    reserve = 200 + len(where.path or "") + len(where.note)
     while True:  # the marker's own length depends on the counts; shrink until the whole fits
         keep = max(budget - reserve, 2)
-        head, tail = _head(text, keep - keep // 2), _tail(text, keep // 2)
-        omitted = text[len(head):len(text) - len(tail)]
-        first = head.count("\n") + 1
-        marker = _marker(omitted, first, _lines(text), saved, save_error)
-        out = head + ("" if head.endswith("\n") else "\n") + marker + tail
+        head, tail = _head(whole.prefix, keep - keep // 2, nl), _tail(whole.suffix, keep // 2, nl)
+        cut_bytes = whole.nbytes - _nbytes(head) - _nbytes(tail)
+        first = where.first_line + head.count(nl)
+        lines, total = None, where.total_lines
+        if whole.newlines is not None:
+            ends_line = whole.suffix[len(whole.suffix) - len(tail) - 1:][:1] == nl
+            lines = whole.newlines - head.count(nl) - tail.count(nl) + (0 if ends_line else 1)
+            if total is None:
+                total = where.first_line - 1 + whole.newlines + (0 if whole.suffix.endswith(nl) else 1)
+        marker = _marker(cut_bytes, first, lines, total, where)
+        shown_head = _text(head)
+        out = shown_head + ("" if shown_head.endswith("\n") or not shown_head else "\n") + marker + _text(tail)
         if len(out) <= budget or keep == 2:
-            return Bounded(out, _lines(omitted), len(omitted.encode("utf-8", errors="replace")), saved)
+            return Bounded(out, lines or 0, cut_bytes, where.path, first if lines is not None else 0, total)
         reserve += len(out) - budget
+
+
+def _marker(cut_bytes: int, first: int, lines: int | None, total: int | None, where: _Where) -> str:
+    size = plural(cut_bytes, "byte")
+    if lines is None:
+        what = f"{size} left out"
+    else:
+        last = first + max(lines - 1, 0)
+        span = f"line {first:,}" if last == first else f"lines {first:,}-{last:,}"
+        what = f"{plural(lines, 'line')} ({size}) left out: {span}" + (f" of {total:,}" if total else "")
+    how = ""
+    if where.path and lines is not None:
+        how = ". Read them with readFile " + json.dumps({"path": where.path, "offset": first, "limit": lines})
+    elif where.path:
+        how = f"; the whole is in {where.path}"
+    note = f"; {where.note}" if where.note else ""
+    return f"[… {what}{how}{note} …]\n"
+
+
+# ---- entry points -----------------------------------------------------------------------------------
+
+def bound(text: str, budget: int = DEFAULT_BUDGET, save: Saver | None = None, *, path: str | None = None) -> Bounded:
+    """Keep `text` within `budget` characters: head and tail, with the cut marked where it was made. The whole
+    is saved with `save` for paging, or already lies in `path`."""
+    if len(text) <= budget:
+        return Bounded(text)
+    note = ""
+    if path is None:
+        path, note = _save(text, save)
+    whole = _Whole(text[:budget], text[-(budget + 1):], len(text), _nbytes(text), text.count("\n"))
+    return _cut(whole, budget, _Where(path, note))
+
+
+def bound_pieces(head: bytes, tail: bytes, total: int, budget: int, *, path: str | None = None,
+                 note: str = "") -> Bounded:
+    """The head and tail a capture kept of `total` bytes (the middle is gone), within `budget`."""
+    if total <= len(head) + len(tail):
+        return bound((head + tail[len(head) + len(tail) - total:]).decode("utf-8", errors="replace"), budget,
+                     path=path)
+    return _cut(_Whole(head, tail, total, total, None), budget, _Where(path, note or "the whole was not kept"))
 
 
 def _save(text: str, save: Saver | None) -> tuple[str | None, str]:
     if save is None:
-        return None, " the full text was not kept"
+        return None, "the full text was not kept"
     try:
         return save(text), ""
     except OSError as exc:
-        return None, f" the full text could not be saved ({exc.strerror or exc})"
+        return None, f"the full text could not be saved ({exc.strerror or exc})"
 
 
-def _head(text: str, n: int) -> str:
-    head = text[:n]
-    nl = head.rfind("\n")
-    return head[:nl + 1] if nl >= n * (1 - SNAP) else head
+class RangeError(ValueError):
+    """A line range that lies outside the file."""
 
 
-def _tail(text: str, n: int) -> str:
-    if n <= 0:
-        return ""
-    tail = text[-n:]
-    nl = tail.find("\n")
-    return tail[nl + 1:] if 0 <= nl <= n * SNAP else tail
+def bound_file(path: str | Path, budget: int = DEFAULT_BUDGET, *, offset: int = 1, limit: int | None = None,
+               shown_path: str | None = None, encoding: str = "utf-8") -> Bounded:
+    """Lines `offset`.. (`limit` of them, or to the end) of a text file, within `budget`. The file is read in
+    pieces, never whole, and its lines are counted, so the marker and `total_lines` number them as the file
+    does. `shown_path` is how the marker names the file. Raises OSError, RangeError."""
+    with open(path, "rb") as fh:
+        start, end, newlines, total = _scan(fh, offset, limit)
+        size = end - start
+        if offset > max(total, 1):
+            raise RangeError(f"offset {offset:,} is past the end of the file ({plural(total, 'line')})")
+        where = _Where(shown_path or str(path), first_line=offset, total_lines=total)
+        fh.seek(start)
+        if size <= budget:
+            text = fh.read(size).decode(encoding, errors="replace")
+            return Bounded(text, total_lines=total)
+        prefix = fh.read(budget)
+        fh.seek(end - budget - 1)
+        suffix = fh.read(budget + 1)
+    if encoding.replace("-", "").lower() != "utf8":
+        prefix, suffix = (p.decode(encoding, errors="replace").encode() for p in (prefix, suffix))
+    return _cut(_Whole(prefix, suffix, size, size, newlines), budget, where)
 
 
-def _lines(text: str) -> int:
-    """Lines in `text`, whole or in part (a last line without a newline counts)."""
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
+def _scan(fh, offset: int, limit: int | None) -> tuple[int, int, int, int]:
+    """One pass over a file: the byte offsets where line `offset` starts and where the range ends, the
+    newlines inside the range, and the file's number of lines."""
+    first = max(offset, 1)
+    last = None if limit is None else first + max(limit, 0) - 1  # last line wanted
+    start = 0 if first == 1 else None
+    end: int | None = None
+    seen = pos = 0  # newlines so far; bytes so far
+    ended_with_nl = True
+    while chunk := fh.read(CHUNK):
+        count = chunk.count(b"\n")
+        if start is None and seen + count >= first - 1:
+            start = pos + _nth(chunk, first - 1 - seen) + 1
+        if end is None and last is not None and seen + count >= last:
+            end = pos + _nth(chunk, last - seen) + 1
+        seen += count
+        pos += len(chunk)
+        ended_with_nl = chunk.endswith(b"\n")
+    total = seen + (0 if ended_with_nl else 1)
+    start = pos if start is None else start
+    end = pos if end is None else end
+    newlines = seen if start == 0 and end == pos else _count_between(fh, start, end)
+    return start, end, newlines, total
 
 
-def _marker(omitted: str, first: int, total_lines: int, saved: str | None, save_error: str) -> str:
-    lines = _lines(omitted)
-    size = len(omitted.encode("utf-8", errors="replace"))
-    last = first + max(lines - 1, 0)
-    where = f"line {first:,}" if last == first else f"lines {first:,}-{last:,}"
-    if saved:
-        how = " " + READ_HINT.format(start=first, end=last, path=saved)
-    else:
-        how = save_error
-    return f"[… {plural(lines, 'line')} ({plural(size, 'byte')}, {where} of {total_lines:,}) left out;{how} …]\n"
+def _nth(chunk: bytes, n: int) -> int:
+    """Index of the n-th newline (1-based) of `chunk`; -1 for n == 0."""
+    at = -1
+    for _ in range(n):
+        at = chunk.find(b"\n", at + 1)
+    return at
+
+
+def _count_between(fh, start: int, end: int) -> int:
+    fh.seek(start)
+    count, left = 0, end - start
+    while left > 0 and (chunk := fh.read(min(CHUNK, left))):
+        count += chunk.count(b"\n")
+        left -= len(chunk)
+    return count
 
 
 def saver(directory: Path, prefix: str = "tool-output") -> Saver:
     """A Saver writing each text to its own private file in `directory` (made on first use)."""
-    counter = itertools.count(1)
 
     def save(text: str) -> str:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = directory / f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{next(counter)}.txt"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd, path = tempfile.mkstemp(prefix=f"{prefix}-", suffix=".txt", dir=directory)  # private: mode 0600
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as fh:
             fh.write(text)
-        return str(path)
+        return path
 
     return save

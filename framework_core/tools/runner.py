@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, IO
 
 if TYPE_CHECKING:
+    from framework_core.tools.result_budget import Bounded
     from framework_core.tools.spill import OutputLimits
 
 CHUNK = 1024 * 1024
@@ -32,6 +33,7 @@ class CommandOutcome:
     total_bytes: int
     full_output_path: str | None
     stopped: str | None = None  # why LACA stopped it early besides a timeout or Ctrl-C, in plain words
+    cut: tuple[str, ...] = ()  # what the one result budget left out of each stream, in a few words
 
 
 TTY_MARKERS = (b"Output is not to a terminal", b"Input is not from a terminal")  # vim, vi, view, vimdiff …
@@ -122,19 +124,34 @@ class _Capture:
             self.tty_since = time.monotonic()
         return self.tty_since is not None and time.monotonic() - self.tty_since > TTY_GRACE_S
 
-    def text(self) -> str:
+    def view(self, share: int) -> "Bounded":
+        """What the model gets of this stream within `share` characters, through the one result budget: the
+        saved whole paged by line, or what was kept in memory when it could not be saved."""
+        from framework_core.tools.result_budget import bound, bound_file, bound_pieces, saver
+
         self._close_spill()
-        kept_tail = bytes(self.tail[-self.half:]) if self.total > 2 * self.half else bytes(self.tail)
-        cut = self.total - len(self.head) - len(kept_tail)
-        head = bytes(self.head).decode("utf-8", errors="replace")
-        tail = kept_tail.decode("utf-8", errors="replace")
-        if cut <= 0:
-            return head + tail
-        where = (f"full {self.name} saved to {self.spill_path}" if self.spill_path and not self.unsaved
-                 else f"full {self.name} {'partly ' if self.spill_path else 'not '}saved"
-                      + (f" to {self.spill_path}" if self.spill_path else "") + f": {self.unsaved}")
-        note = f"\n[… {cut:,} bytes cut from the middle ({self.total:,} bytes in all); {where} …]\n"
-        return head + note + tail
+        if self.total <= 2 * self.half:  # all of it is in memory; saved only if the share cuts it
+            text = (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
+            return bound(text, share, saver(self.spill_dir, f"laca-{self.name}") if self.spill_dir else None)
+        if self.spill_path and not self.unsaved:
+            try:
+                return bound_file(self.spill_path, share)
+            except OSError as exc:
+                self.unsaved = f"its saved copy cannot be read ({exc.strerror or exc})"
+        where = f"only partly saved in {self.spill_path}" if self.spill_path else "not saved"
+        return bound_pieces(bytes(self.head), bytes(self.tail[-self.half:]), self.total, share,
+                            note=f"the full {self.name} was {where}: {self.unsaved}")
+
+
+def shares(sizes: list[int], budget: int) -> list[int]:
+    """Split one result's budget between streams: a stream needing less than an even share gets all it needs,
+    the others share the rest."""
+    out = [0] * len(sizes)
+    left = budget
+    for k, i in enumerate(sorted(range(len(sizes)), key=lambda j: sizes[j])):
+        out[i] = min(sizes[i], left // (len(sizes) - k))
+        left -= out[i]
+    return out
 
 
 def _grow_pipes(proc: subprocess.Popen[bytes]) -> None:
@@ -251,7 +268,7 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
     reaper.track(proc.pid)  # killed with LACA if LACA dies first
     _grow_pipes(proc)
     caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir, limits),
-            "stderr": _Capture(budget_chars // 3, "stderr", spill_dir, limits)}
+            "stderr": _Capture(budget_chars, "stderr", spill_dir, limits)}
     emitter = _Emitter(on_output)
     try:
         how = _pump(proc, caps, emitter, start=start, timeout_s=timeout_s, cancel=cancel, max_bytes=limits.max_bytes)
@@ -273,9 +290,12 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
         if stream is not None:
             stream.close()
     out, err = caps["stdout"], caps["stderr"]
-    return CommandOutcome(out.text(), err.text(), code if how == "done" else None, how == "timeout",
+    views = [c.view(n) for c, n in zip((out, err), shares([out.total, err.total], budget_chars))]
+    cut = tuple(f"{name} cut: {v.summary()}" for name, v in zip(("stdout", "stderr"), views) if v.cut)
+    return CommandOutcome(views[0].text, views[1].text, code if how == "done" else None, how == "timeout",
                           how == "cancelled", time.monotonic() - start, out.total + err.total,
-                          out.spill_path or err.spill_path, _stopped_note(how, caps, limits))
+                          out.spill_path or err.spill_path or views[0].saved_path or views[1].saved_path,
+                          _stopped_note(how, caps, limits), cut)
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], *, start: float, timeout_s: float,

@@ -120,9 +120,10 @@ def test_a_turn_grown_past_a_small_window_is_cut_in_the_request(wire, workspace:
 
 def test_the_cut_is_said_to_the_user(openai_server, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     agent, events = agent_for("openai", openai_server, workspace, monkeypatch, window=8_192)
-    openai_server.enqueue(seq_round(1), seq_round(2), seq_round(3), Reply(text="counted"))
+    # each result is held to a tenth of the window: a dozen of them overflow it
+    openai_server.enqueue(*[seq_round(n) for n in range(1, 13)], Reply(text="counted"))
     try:
-        agent.run_turn("count to 20000 three times")
+        agent.run_turn("count to 20000 twelve times")
     finally:
         agent.mcp.close()
     assert any("no longer fits fake-model's context window (8,192 tokens)" in e.text

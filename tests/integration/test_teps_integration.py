@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from framework_core.events import AssistantTextDelta, RetryScheduled, ToolCallFinished
 from framework_core.history import is_valid
 from tests.fakes.script import Fault, Reply, ToolCallSpec
@@ -15,14 +13,14 @@ def bash_call(cmd: str, cid: str) -> ToolCallSpec:
 
 
 def last_results(rig: Rig) -> list[dict]:
-    """The tool results as the provider received them in the last request."""
+    """The tool results as the provider received them in the last request: their ids and plain text."""
     body = rig.server.requests[-1]
     if rig.server.wire == "openai":
-        return [json.loads(m["content"]) | {"id": m["tool_call_id"]} for m in body["messages"] if m["role"] == "tool"]
+        return [{"id": m["tool_call_id"], "text": m["content"]} for m in body["messages"] if m["role"] == "tool"]
     out = []
     for m in body["messages"]:
         if isinstance(m["content"], list):
-            out += [json.loads(b["content"]) | {"id": b["tool_use_id"]} for b in m["content"] if b["type"] == "tool_result"]
+            out += [{"id": b["tool_use_id"], "text": b["content"]} for b in m["content"] if b["type"] == "tool_result"]
     return out
 
 
@@ -50,7 +48,8 @@ def test_y_n_a_in_one_reply(rig: Rig) -> None:
     assert (rig.workspace / "three.txt").exists()
     results = last_results(rig)
     assert [r["id"] for r in results] == ["c1", "c2", "c3"]
-    assert [r["status"] for r in results] == ["success", "declined_by_user", "success"]
+    assert [r["text"].split(" ")[0] for r in results] == ["ok", "Declined", "ok"]
+    assert results[1]["text"].startswith("Declined by the user")
     assert [(s.index, s.total) for s in rig.approver.seen] == [(1, 3), (2, 3), (3, 3)]
     # 'a' remembered exactly that command: the next identical call runs without a prompt
     rig.server.enqueue(Reply(tool_calls=[bash_call("touch three.txt", "c4")]), Reply(text="ok"))
@@ -64,7 +63,8 @@ def test_safe_command_runs_without_prompt_and_result_reaches_model(rig: Rig) -> 
     rig.server.enqueue(Reply(tool_calls=[bash_call("cat data.txt", "r1")]), Reply(text="It says forty-two."))
     outcome = rig.agent.run_turn("what is in data.txt?")
     assert rig.approver.seen == []
-    assert last_results(rig)[0]["stdout"] == "forty-two\n"
+    header, output = last_results(rig)[0]["text"].split("\n", 1)
+    assert header.startswith("ok · exit 0 · ") and output == "forty-two"  # plain text, as the command printed it
     assert outcome.text == "It says forty-two."
 
 
@@ -72,7 +72,7 @@ def test_dangerous_blocked_and_model_told(rig: Rig) -> None:
     rig.server.enqueue(Reply(tool_calls=[bash_call("rm -rf ~", "d1")]), Reply(text="understood"))
     rig.agent.run_turn("clean my home")
     res = last_results(rig)[0]
-    assert res["status"] == "blocked_by_policy" and "home directory" in res["message"]
+    assert res["text"].startswith("Blocked by policy: ") and "home directory" in res["text"]
     assert rig.approver.seen == []
 
 
@@ -81,7 +81,7 @@ def test_malformed_tool_arguments_become_an_error_result(rig: Rig) -> None:
                        Reply(text="sorry"))
     rig.agent.run_turn("list")
     res = last_results(rig)[0]
-    assert res["status"] == "error" and "JSON" in res["error_message"]
+    assert res["text"].startswith("Error: ") and "JSON" in res["text"]
 
 
 def test_retry_on_429_with_retry_after_ms_then_success(rig: Rig) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import stat
 from pathlib import Path
@@ -47,14 +48,15 @@ def test_the_marker_counts_the_lines_and_bytes_left_out() -> None:
 
 def test_the_marker_says_the_counts_in_place() -> None:
     result = bound(numbered(5_000), 10_000)
-    assert f"[… {result.cut_lines:,} lines ({result.cut_bytes:,} bytes, lines " in result.text
+    assert f"[… {result.cut_lines:,} lines ({result.cut_bytes:,} bytes) left out: lines " in result.text
 
 
 def test_the_whole_text_is_saved_and_the_marker_says_how_to_read_the_cut_part(tmp_path: Path) -> None:
     text = numbered(5_000)
     result = bound(text, 10_000, saver(tmp_path))
-    start, end, path = re.search(r"sed -n '(\d+),(\d+)p' (\S+)", result.text).groups()
-    cut = "".join(Path(path).read_text().splitlines(keepends=True)[int(start) - 1:int(end)])
+    hint = json.loads(re.search(r"Read them with readFile (\{.*?\})", result.text).group(1))
+    path, start = hint["path"], hint["offset"]
+    cut = "".join(Path(path).read_text().splitlines(keepends=True)[start - 1:start - 1 + hint["limit"]])
     assert result.saved_path == path and cut.encode() and len(cut.encode()) == result.cut_bytes
 
 

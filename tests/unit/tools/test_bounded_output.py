@@ -65,7 +65,7 @@ def test_endless_producer_is_stopped_by_the_cap_not_the_disk(tmp_path: Path, pro
 def test_session_budget_bounds_saved_output_across_commands(tmp_path: Path) -> None:
     limits = OutputLimits(tmp_path / "out", max_bytes=50_000_000, budget=SessionBudget(3_000_000))
     first = run("head -c 2000000 /dev/zero | tr '\\0' a", tmp_path, limits)
-    assert first.full_output_path and "saved to" in first.stdout
+    assert first.full_output_path and "Read them with readFile" in first.stdout
     second = run("head -c 2000000 /dev/zero | tr '\\0' b", tmp_path, limits)
     assert second.exit_code == 0
     assert "partly saved" in second.stdout and "output_session_max_bytes" in second.stdout
@@ -133,7 +133,7 @@ def test_interactive_command_is_refused_before_it_runs(tmp_path: Path) -> None:
 def test_timed_out_command_is_an_error_with_its_output(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as err:
         bash_handler({"command": "echo started; sleep 30"}, ctx(tmp_path, command_timeout_s=1))
-    assert "timed out after 1 s" in str(err.value) and "started" in (err.value.details or "")
+    assert "timed out after 1 s" in str(err.value) and err.value.data["stdout"] == "started\n"
 
 
 def test_reaper_kills_the_running_group_when_laca_is_killed(tmp_path: Path) -> None:
