@@ -61,7 +61,7 @@ def _subcommand(argv: list[str], sub: str, rest: list[str], ctx: Ctx) -> list[Ve
         writes = [r for r in rest if not r.startswith("-")]
         reading = {"--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch"} & set(rest) or \
             writes[:1] in (["get"], ["list"])
-        if not reading and writes:
+        if not reading and (len(writes) >= 2 or writes[:1] in (["set"], ["--add"])):
             key = writes[1] if writes[0] in ("set",) and len(writes) > 1 else writes[0]
             value = writes[-1] if len(writes) > 1 else ""
             v = _config_value(argv, f"{key}={value}", ctx, persistent=True)

@@ -193,9 +193,12 @@ def outside(path: str) -> bool:
     return path.startswith("/") or path == ".." or path.startswith("../")
 
 
+TEMPLATES = re.compile(r"(^|/)\.env\.(example|sample|template|dist|defaults?)$")
+
+
 def secret_reason(path: str, glob: bool = False) -> str | None:
     """What secret reading `path` reveals ("the credential file ~/.ssh/id_rsa"), or None."""
-    if not _matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES):
+    if TEMPLATES.search(path) or not _matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES):
         return None
     shown = _home_form(path)
     if "environ" in shown:

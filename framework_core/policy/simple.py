@@ -50,8 +50,9 @@ def classify_words(words: list[Word], prefix: list[tuple[str, str]], ctx: Ctx) -
 
 
 def _secret_value(w: Word, ctx: Ctx) -> str:
-    """A secret carried as a value (a substitution's output, a secret or tainted variable), not as a path."""
-    if w.flow.secret:
+    """A secret carried as a value (a substitution's output, a secret or tainted variable), not as a path.
+    Output that only may hold a token (git config, container settings) matters on its way to the network."""
+    if w.flow.secret and not w.flow.secret.startswith(SOFT_SECRETS):
         return w.flow.secret
     m = SECRET_VAR.search(w.text)
     if m:
@@ -166,6 +167,9 @@ def _dispatch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Fl
     if name in ENV_DUMPERS:
         return confirm(argv, "prints environment variables, which may include secrets"), Flow(secret="the environment")
     return None
+
+
+SOFT_SECRETS = ("git configuration", "container configuration")
 
 
 def _token_output(argv: list[str]) -> Flow:

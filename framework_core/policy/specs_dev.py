@@ -65,7 +65,9 @@ def _needs_list(what: str, flags: tuple[str, ...]) -> Callable[[list[str], list[
 
 def _config_check(args: list[str], ops: list[str]) -> str | None:
     reads = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list"}
-    return None if reads & set(args) else "git config without --get / --list changes configuration"
+    if reads & set(args) or len(ops) == 1:  # `git config NAME` with no value reads it
+        return None
+    return "git config with a value changes configuration"
 
 
 GIT_SUBS: dict[str, Spec] = {
@@ -180,7 +182,8 @@ GIT_SUBS: dict[str, Spec] = {
                        "-f=:read --file=:read --blob=", {"--add --replace-all --unset --unset-all --rename-section "
                                                          "--remove-section -e --edit": "changes configuration"},
                        operands="names", check=_config_check,
-                       ok=("git config --get user.name", "git config --list", "git config get user.email"),
+                       ok=("git config --get user.name", "git config --list", "git config get user.email",
+                           "git config user.name", "git config --global core.pager"),
                        ask=("git config user.name x", "git config --unset a.b", "git config --add a.b c")),
     "help": git_spec("help", "-a --all -g --guides -c --config --user-interfaces --developer-interfaces",
                      operands="none", ok=("git help -a",), ask=("git help log",)),
