@@ -183,6 +183,8 @@ def builtin(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
     if found is not None:
         why, what = found
         return confirm(argv, why) if why else safe(argv, what)
+    if name == "trap" and len(args) >= 2 and not args[0].startswith("-"):  # the code runs later: judge it now
+        return Verdict.combine([ctx.nested(args[0])[0], confirm(argv, ASKS[name])])
     return confirm(argv, ASKS[name]) if name in ASKS else None
 
 

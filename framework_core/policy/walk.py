@@ -10,12 +10,13 @@ from typing import Any
 from framework_core.policy.builtins import arith_problem, assignment_problem, declaration, subscript_problem
 from framework_core.policy.context import Ctx, Flow, Word, confirm, safe
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.redirects import (feed, heredoc_input, herestring_text, is_input, read_source,
-                                             write_target)
+from framework_core.policy.redirects import (expansions, feed, heredoc_input, herestring_text, is_input,
+                                             read_source, write_target)
 from framework_core.policy.simple import classify_words, is_lister
 from framework_core.policy.targets import resolve
 from framework_core.policy.words import ask, static_output, text_of, words_of
 
+CODE_VARIABLES = {"PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4"}
 SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", "test_operator", "regex"}
 
 
@@ -125,6 +126,11 @@ def _assignment(node: Any, ctx: Ctx) -> Flow:
     name, value = _assign_parts(node, ctx)
     why = assignment_problem(name)
     ctx.add(confirm([text_of(node)[:60]], why) if why else safe([f"{name}=…"], "assigns a variable"))
+    if value is not None and name in CODE_VARIABLES:  # run later by the shell: judge the code now
+        code = value.text if name == "PROMPT_COMMAND" else " ; ".join(
+            inner for kind, inner in expansions(value.text) if kind == "cmd")
+        if code:
+            ctx.add(ctx.nested(code)[0])
     _remember(name, value, ctx)
     return Flow()
 
