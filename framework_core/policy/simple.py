@@ -199,7 +199,8 @@ def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]
         return Verdict.combine([inner, confirm(argv, "xargs puts its input into code that runs (file names can be "
                                                      "commands)")]), flow
     inner, inner_flow = classify_words(inner_words, [], ctx)
-    if inner.level == Level.SAFE and ctx.stdin_lister:
+    from_file = any(a in ("-a", "--arg-file") or a.startswith(("--arg-file=", "-a")) for a in argv[1:])
+    if inner.level == Level.SAFE and ctx.stdin_lister and not from_file:
         return safe(argv, "runs a read-only command on the listed files"), inner_flow
     if inner.level == Level.SAFE and inner_words[0].text in ("echo", "printf"):
         return safe(argv, "prints its input"), inner_flow

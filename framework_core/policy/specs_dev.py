@@ -281,8 +281,9 @@ DEV: list[Spec] = [
                                      "--config-file= -M= --manpath= -X? --gxditview? -T? --troff-device? -t "
                                      "--troff -Z --ditroff -B= -R= --recode= -u --update -c --catman":
                                      "runs programs chosen by the option"}, operands="names",
-         ok=("man ls", "man 5 crontab", "man -k socket"), ask=("man -P 'sh -c id' ls", "man --pag=x ls",
-                                                                "man -l ./x.1")),
+         check=lambda a, o: "a page named by a path is a local file rendered by groff" if any("/" in x for x in o)
+         else None, ok=("man ls", "man 5 crontab", "man -k socket"), ask=("man -P 'sh -c id' ls", "man --pag=x ls",
+                                                                "man -l ./x.1", "man ./x.1")),
     spec("pip", "-v --verbose -q --quiet --isolated --no-input --no-color --disable-pip-version-check -V "
          "--version", {"--python=": "runs another interpreter", "--cert= --proxy= --client-cert=": NET},
          operands="none", subcommands={

@@ -272,8 +272,10 @@ FILES: list[Spec] = [
          "--human-numeric-sort -i --ignore-nonprinting -M --month-sort -n --numeric-sort -R --random-sort -r "
          "--reverse -V --version-sort -c -C --check? -k= --key= -m --merge -s --stable -S= --buffer-size= -t= "
          "--field-separator= -T= --temporary-directory= -u --unique -z --zero-terminated --parallel= "
-         "--random-source=:read --sort= --debug --files0-from=:read",
-         {"-o= --output=": WRITES, "--compress-program=": RUNS}, ok=("sort names.txt", "sort -u f", "sort -k2 -n f"),
+         "--random-source=:read --sort= --debug",
+         {"-o= --output=": WRITES, "--compress-program=": RUNS,
+          "--files0-from=": "reads the files named in another file (names known only at run time)"},
+         ok=("sort names.txt", "sort -u f", "sort -k2 -n f"),
          ask=("sort -o ~/.profile x", "sort --out=x f", "sort --compress-program=sh f", "sort names.txt -o s.txt")),
     spec("date", "-d= --date= -f=:read --file=:read -I? --iso-8601? -R --rfc-email --rfc-3339= -r= --reference= -u "
          "--utc --universal --debug", {"-s= --set=": "sets the clock"}, operands="text", check=_date_check,
