@@ -53,6 +53,7 @@ def test_model_shows_the_profile_and_what_the_server_offers(claude_repl) -> None
 
 def test_switching_model_switches_the_profile_and_requests_follow_it(claude_repl) -> None:
     repl, buf, server = claude_repl
+    repl.slash("/model")  # lists the server's models (and so knows them when a name is not among them)
     repl.slash("/model claude-haiku-4-5")
     assert repl.agent.caps.context_window == 200_000 and "claude-haiku-4-5: context 200,000" in buf.getvalue()
     server.enqueue(Reply(text="small model"))
