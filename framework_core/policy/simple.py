@@ -211,4 +211,11 @@ def is_lister(argv: list[str], verdict: Verdict) -> bool:
     """A Safe command whose output is file names under the working directory (find ., git ls-files …)."""
     if verdict.level != Level.SAFE or not argv or argv[0] not in LISTERS:
         return False
-    return not any(a.startswith(("/", "~", "..")) or "$" in a for a in argv[1:])
+    if any(a.startswith(("/", "~", "..")) or "$" in a for a in argv[1:]):
+        return False
+    names_only = {"git": lambda a: a[1:2] == ["ls-files"] or (a[1:2] in (["diff"], ["ls-tree"]) and any(
+                      x in ("--name-only", "--name-status") for x in a)) or (a[1:2] == ["grep"] and "-l" in a),
+                  "grep": lambda a: any(x in ("-l", "-L", "--files-with-matches", "--files-without-match") or (
+                      x.startswith("-") and not x.startswith("--") and "l" in x) for x in a),
+                  "rg": lambda a: any(x in ("-l", "--files", "--files-with-matches") for x in a)}
+    return names_only.get(argv[0], lambda a: True)(argv)
