@@ -67,19 +67,21 @@ def threshold(agent: "Agent") -> int:
 
 
 def usage_report(agent: "Agent") -> str:
+    """Tokens per turn and in total (cache reads and writes apart, cost where prices are known), then the
+    context the last request used."""
+    from framework_core.accounting import turns_table
+
     caps = agent.caps
     u, last = agent.session.usage, agent.session.last_usage
     used, window = context_used(agent), caps.context_window
-    lines = [f"Session: {u.input_tokens:,} input + {u.output_tokens:,} output tokens"
-             + (f" · cache: {u.cache_read_tokens:,} read, {u.cache_write_tokens:,} written"
-                if u.cache_read_tokens or u.cache_write_tokens else ""),
-             f"Last request: {last.context_tokens:,} in ({last.cache_read_tokens:,} from the cache) / "
-             f"{last.output_tokens:,} out · context {used:,} of {window:,} ({100 * used / window:.0f}%; "
-             f"compacts at {threshold(agent):,})"]
+    lines = turns_table(agent.session.ledger, u, caps.prices)
+    lines.append(f"Last request: {last.context_tokens:,} in ({last.cache_read_tokens:,} from the cache) / "
+                 f"{last.output_tokens:,} out · context {used:,} of {window:,} ({100 * used / window:.0f}%; "
+                 f"compacts at {threshold(agent):,})")
     cost = caps.prices.cost(u)
     if cost is not None:
         p = caps.prices
-        lines.append(f"Estimated cost: ${cost:.4f} (at ${p.input:g}/M in, ${p.output:g}/M out, "
+        lines.append(f"Estimated cost: ${cost:.4f} in all (at ${p.input:g}/M in, ${p.output:g}/M out, "
                      f"${p.read_rate():g}/M cache reads, ${p.write_rate():g}/M cache writes)")
     else:
         lines.append(f"Cost: unknown (no prices for {agent.provider.model}: set price_input_per_mtok / "

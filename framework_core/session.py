@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from framework_core.history import repair
 from framework_core.journal import SessionBusy, Transcript
+from framework_core.accounting import Ledger
 from framework_core.lial_core import Message, ToolResult, Usage
 
 __all__ = ["LoadedSession", "MessageManager", "SessionBusy", "SessionInfo", "Transcript", "find_session",
@@ -54,6 +55,7 @@ class LoadedSession:
     warnings: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)  # what load changed; written back by resume_session
     appended: int = 0  # when the only repair was answering calls at the end: how many results it added
+    ledger: Ledger = field(default_factory=Ledger)  # tokens per turn
 
 
 def _message(rec: dict[str, Any]) -> Message:
@@ -68,6 +70,7 @@ def load_transcript(path: Path) -> LoadedSession:
     meta: dict[str, Any] = {}
     messages: list[Message] = []
     usage = Usage()
+    ledger = Ledger()
     skipped: list[str] = []  # unreadable lines since the last replace or clear (earlier ones no longer matter)
     started: set[str] = set()
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -83,12 +86,16 @@ def load_transcript(path: Path) -> LoadedSession:
                     meta.update({k: v for k, v in rec.items() if k not in ("type", "ts")})
                 elif kind == "message":
                     messages.append(_message(rec))
+                    if messages[-1].role == "user":
+                        ledger.start_turn(messages[-1].content)
                 elif kind == "clear":
                     messages, skipped = [], []
                 elif kind == "replace":
                     messages, skipped = [_message({"message": m}) for m in rec["messages"]], []
                 elif kind == "usage":
-                    usage = usage + Usage(**{k: int(v) for k, v in rec.get("usage", {}).items()})
+                    request = Usage(**{k: int(v) for k, v in rec.get("usage", {}).items()})
+                    usage = usage + request
+                    ledger.add(request)
                 elif kind == "tool_started":
                     started.add(str(rec.get("request_id")))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -96,7 +103,7 @@ def load_transcript(path: Path) -> LoadedSession:
     fixed, fixes = repair(messages, started=started)
     appended = len(fixed) - len(messages) if fixes and fixed[: len(messages)] == messages else 0
     warnings = [f"{path.name} {s}" for s in skipped] + [f"repaired history: {f}" for f in fixes]
-    return LoadedSession(meta, fixed, usage, warnings, skipped + fixes, 0 if skipped else appended)
+    return LoadedSession(meta, fixed, usage, warnings, skipped + fixes, 0 if skipped else appended, ledger)
 
 
 def list_sessions(data_dir: Path, workspace: Path | None = None) -> list[SessionInfo]:
@@ -187,6 +194,7 @@ class MessageManager:
         self.messages: list[Message] = []
         self.usage = Usage()
         self.last_usage = Usage()
+        self.ledger = Ledger()  # tokens per turn, for /tokens
         self.memory_only = memory_only  # why there is no transcript, when there should be one
         self.write_error: str | None = memory_only
         self.on_write_state: WriteListener | None = None
@@ -203,6 +211,7 @@ class MessageManager:
         self._record({"type": "message", "message": message.to_dict()})
 
     def add_user(self, text: str) -> None:
+        self.ledger.start_turn(text)
         self.add(Message("user", text))
 
     def add_result(self, result: ToolResult) -> None:
@@ -217,6 +226,7 @@ class MessageManager:
         """Count a request's tokens. A side request (a summary for compaction) counts in the totals but does
         not describe the conversation's context, so `last_usage` is left alone."""
         self.usage = self.usage + usage
+        self.ledger.add(usage)
         if not side_request:
             self.last_usage = usage
         self._record({"type": "usage", "usage": usage.__dict__})
@@ -236,6 +246,7 @@ class MessageManager:
     def restore(self, loaded: LoadedSession) -> None:
         self.messages = list(loaded.messages)
         self.usage = loaded.usage
+        self.ledger = loaded.ledger
 
     # -- validity ---------------------------------------------------------------------------
     def repair(self) -> list[str]:
@@ -323,12 +334,13 @@ def resume_session(data_dir: Path, path: Path, secrets_to_mask: tuple[str, ...] 
         meta = {k: v for k, v in loaded.meta.items() if k not in ("session_id", "pid")}
         session.start({**meta, "forked_from": path.stem, "pid": os.getpid()})
         session.replace(loaded.messages, f"forked from session {path.stem}")
-        session.usage = loaded.usage
+        session.usage, session.ledger = loaded.usage, loaded.ledger
         return session, loaded
     session = open_session(data_dir, path.stem, secrets_to_mask)
     loaded = load_transcript(path)
     if loaded.appended:  # the usual case after a kill: results for the calls at the end, appended
-        session.restore(LoadedSession(loaded.meta, loaded.messages[: -loaded.appended], loaded.usage))
+        session.restore(LoadedSession(loaded.meta, loaded.messages[: -loaded.appended], loaded.usage,
+                                      ledger=loaded.ledger))
         for message in loaded.messages[-loaded.appended:]:
             session.add(message)
     else:
