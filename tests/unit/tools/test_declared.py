@@ -163,3 +163,53 @@ def test_api_tool_credential_never_reaches_model(workspace: Path, monkeypatch: p
 def test_example_tools_yaml_loads() -> None:
     specs = load_tools_file(Path(__file__).resolve().parents[3] / "tools.yaml")
     assert {s.name for s in specs} == {"word_count", "git_log_oneline"}
+
+
+def test_declared_tools_share_the_one_output_budget(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long CLI output and a long API body come back cut like any result, the whole kept for paging, the
+    API key masked before anything is kept."""
+    monkeypatch.setenv("BIG_KEY", "supersecret-456")
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):  # noqa: N802
+            body = "".join(f"item {i} {self.headers.get('authorization')}\n" for i in range(20_000)).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        teps = engine(workspace, f"""
+- name: rows
+  description: many rows
+  type: cli
+  requires_approval: false
+  config:
+    command: ["seq", "1", "{{n}}"]
+    params:
+      - {{name: n, type: integer}}
+- name: items
+  description: many items
+  type: api
+  requires_approval: false
+  config:
+    base_url: http://127.0.0.1:{server.server_address[1]}/items
+    api_key_env: BIG_KEY
+    params:
+      - {{name: q, type: string}}
+""")
+        rows, items = call(teps, "rows", n=100_000), call(teps, "items", q="all")
+    finally:
+        server.shutdown()
+    text = rows.to_model_text()
+    assert len(text) < 10_200 and text.startswith("ok · exit 0 · ") and "stdout cut: " in text
+    assert text.splitlines()[1] == "1" and text.endswith("\n100000") and "Read them with readFile" in text
+    body = items.to_model_text()
+    saved = Path(json.loads(body.split("Read them with readFile ", 1)[1].split(" …]")[0])["path"])
+    assert len(body) < 10_200 and body.startswith("ok · HTTP 200 · cut: ") and "supersecret" not in body
+    assert saved.read_text().count("item ") == 20_000 and "supersecret" not in saved.read_text()
