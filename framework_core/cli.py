@@ -68,8 +68,8 @@ def _root_signature() -> inspect.Signature:
     """typer reads the callback's signature: build it from the option table (one source of truth)."""
     params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
     for opt in OPTIONS:
-        kind: Any = bool if not opt.takes_value else Optional[str]
-        default = opt.default
+        kind: Any = bool if not opt.takes_value else Optional[list[str]] if opt.multiple else Optional[str]
+        default = None if opt.multiple else opt.default
         if opt.choices:
             enum: Any = Enum(opt.dest.title().replace("_", ""), {c: c for c in opt.choices}, type=str)
             kind, default = (enum, enum(opt.default)) if opt.default is not None else (Optional[enum], None)

@@ -22,6 +22,7 @@ class Opt:
     takes_value: bool = True
     choices: tuple[str, ...] = ()
     default: Any = None
+    multiple: bool = False  # may be given several times; the values are collected in a list
 
 
 OPTIONS: tuple[Opt, ...] = (
@@ -43,6 +44,13 @@ OPTIONS: tuple[Opt, ...] = (
         choices=("workspace-write", "read-only", "off")),
     Opt("trust", ("--trust",), "Trust this workspace's own MCP servers, rules, tools and context files.",
         takes_value=False, default=False),
+    Opt("allow", ("--allow",), "With -p: also allow what matches PATTERN, as a rule file's allowlist line does (a "
+        "command prefix such as 'pytest' or 'npm run test'; tool:NAME for a tool, * in names). Repeatable.",
+        multiple=True, default=()),
+    Opt("permission_mode", ("--permission-mode",), "Start in this mode: ask (default), accept-edits (file writes "
+        "inside the workspace run without asking) or plan (nothing that changes anything runs).",
+        choices=("ask", "accept-edits", "plan", "default", "acceptEdits")),
+    Opt("version", ("--version", "-v"), "Print LACA's version and exit.", takes_value=False, default=False),
 )
 BY_DECL = {decl: opt for opt in OPTIONS for decl in opt.decls}
 
@@ -52,13 +60,22 @@ class FastParseError(Exception):
 
 
 def fast_parse(argv: list[str]) -> dict[str, Any] | None:
-    """Parse the root options, or return None when typer should handle argv (subcommands, help, errors)."""
-    values: dict[str, Any] = {o.dest: o.default for o in OPTIONS}
+    """Parse the root options and the words of a first message (`laca "fix the failing test"`), or return None
+    when typer should handle argv (subcommands, help, unknown options). A bad choice raises FastParseError."""
+    values: dict[str, Any] = {o.dest: (list(o.default) if o.multiple else o.default) for o in OPTIONS}
+    words: list[str] = []
     i = 0
     while i < len(argv):
         arg = argv[i]
-        if arg in SUBCOMMANDS or arg in SLOW_FLAGS or not arg.startswith("-") or arg == "-":
+        if arg == "--":
+            words += argv[i + 1:]
+            break
+        if (arg in SUBCOMMANDS and not words) or arg in SLOW_FLAGS or arg == "-":
             return None
+        if not arg.startswith("-"):
+            words.append(arg)
+            i += 1
+            continue
         name, eq, inline = arg.partition("=")
         opt = BY_DECL.get(name)
         if opt is None:
@@ -74,9 +91,13 @@ def fast_parse(argv: list[str]) -> dict[str, Any] | None:
                 i += 1
                 value = argv[i]
             else:
-                return None
+                raise FastParseError(f"{name} needs a value")
             if opt.choices and value not in opt.choices:
-                return None
-            values[opt.dest] = value
+                raise FastParseError(f"{name} must be one of {', '.join(opt.choices)} (not '{value}')")
+            if opt.multiple:
+                values[opt.dest].append(value)
+            else:
+                values[opt.dest] = value
         i += 1
+    values["message"] = " ".join(words) if words else None
     return values

@@ -30,6 +30,13 @@ if TYPE_CHECKING:
     from framework_core.tools.mcp import McpManager
 
 MAX_STEPS_PER_TURN = 50
+MODE_NOTES = {
+    "plan": "the user switched to plan mode: nothing that changes anything runs now (reading files and read-only "
+            "commands do). Investigate, then propose a plan and wait for the user to leave plan mode.",
+    "accept-edits": "the user switched to accept-edits mode: file writes inside the workspace run without asking; "
+                    "commands still ask.",
+    "ask": "the user switched to ask mode: anything that changes something asks the user first.",
+}
 
 
 @dataclass
@@ -64,7 +71,11 @@ class Agent:
         self.said_notes: set[str] = set()  # capability notes already shown (see limits)
         self.context_mark: int | None = None  # messages the last counted request covered (see compaction)
         self.context_full_said = False
-        self.api_key = self._key_for(self.provider_name)
+        self.key_problem: ConfigError | None = None  # no key yet: the session opens; a message says what to set
+        try:
+            self.api_key = self._key_for(self.provider_name)
+        except ConfigError as exc:
+            self.api_key, self.key_problem = None, exc
         session.on_write_state = self._on_write_state
 
     # ---- provider / persona -----------------------------------------------------------------
@@ -89,6 +100,9 @@ class Agent:
         if self._adapter is None:
             from framework_core.adapters import create_adapter
 
+            if self.key_problem is not None:
+                raise self.key_problem
+
             self._adapter = create_adapter(self.provider, self.dcm, self.api_key)
         return self._adapter
 
@@ -108,7 +122,7 @@ class Agent:
         """Switch provider (and optionally model) mid-session; the neutral history converts itself."""
         self.config.provider(name)  # raises ConfigError listing the valid names
         key = self._key_for(name)
-        self.provider_name, self.api_key = name, key
+        self.provider_name, self.api_key, self.key_problem = name, key, None
         if model:
             self.config.llm_settings[name].model = model
         self._reset_adapter()
@@ -139,6 +153,16 @@ class Agent:
     def note_for_model(self, text: str) -> None:
         """Something the user did outside the conversation (an /undo): said to the model with the next message."""
         self.pending_notes.append(text)
+
+    def set_mode(self, mode: str) -> None:
+        """ask / accept-edits / plan: how much runs without asking. The model is told with the next message."""
+        from framework_core.teps import MODES
+
+        if mode not in MODES:
+            raise ConfigError(f"unknown mode '{mode}'. Modes: {', '.join(MODES)}")
+        if mode != self.teps.mode:
+            self.teps.mode = mode
+            self.note_for_model(MODE_NOTES[mode])
 
     def run_turn(self, text: str) -> TurnOutcome:
         outcome = TurnOutcome()

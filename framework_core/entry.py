@@ -28,12 +28,69 @@ def run_root(values: dict[str, Any]) -> int:
     from framework_core.config_load import Overrides
     from framework_core.startup import StartOptions, start
 
+    if values.get("version"):
+        print(f"laca {version()}")
+        return 0
+    fmt = str(getattr(values["output_format"], "value", values["output_format"]))
+    prompt, message = values["prompt"], values.get("message")
+    check_combinations(values, fmt)
+    if prompt is None and not message and not sys.stdin.isatty():
+        prompt = "-"  # `echo hi | laca`: a one-shot turn, never a full-screen prompt drawn into a pipe
+    elif prompt not in (None, "-"):
+        prompt = with_piped_input(prompt)  # `git diff | laca -p 'review this'`: the data comes with it
+    mode = values.get("permission_mode")
     overrides = Overrides(config_path=values["config"], provider=values["provider"], model=values["model"],
                           persona=values["persona"], sandbox=values.get("sandbox"), trust=bool(values.get("trust")))
-    return start(StartOptions(overrides=overrides, prompt=values["prompt"], output_format=str(values["output_format"]),
+    return start(StartOptions(overrides=overrides, prompt=prompt, output_format=fmt,
                               continue_latest=values["continue_"], resume=values["resume"],
                               dry_run=values["dry_run"], no_mcp=values["no_mcp"],
-                              fork=bool(values.get("fork_session"))))
+                              fork=bool(values.get("fork_session")), message=message,
+                              allow=list(values.get("allow") or []),
+                              permission_mode=str(getattr(mode, "value", mode)) if mode else None))
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
+    try:
+        return package_version("laca")
+    except PackageNotFoundError:
+        return "(not installed; run from a source tree)"
+
+
+def check_combinations(values: dict[str, Any], fmt: str) -> None:
+    """Options that mean nothing together are refused, never silently ignored."""
+    from framework_core.errors import ConfigError
+
+    prompt = values["prompt"]
+    if prompt is not None and not prompt.strip():
+        raise ConfigError("-p got an empty prompt. Give the text (-p 'fix the test'), or -p - to read it from stdin")
+    if prompt is not None and values.get("message"):
+        raise ConfigError(f"give the prompt once: -p '…' or a message ('{values['message']}'), not both")
+    if fmt != "text" and prompt is None and sys.stdin.isatty():
+        raise ConfigError("--output-format applies to one-shot runs: add -p 'PROMPT' (or pipe the prompt in)")
+    if values["continue_"] and values["resume"] is not None:
+        raise ConfigError("--continue and --resume both pick a session: use one (--resume ID for a given one)")
+
+
+def with_piped_input(prompt: str) -> str:
+    """The prompt, followed by whatever was piped into stdin (nothing when stdin is a terminal or stays
+    empty: a pipe that no one writes to must not hang a run)."""
+    import os
+    import select
+    import stat
+
+    try:
+        if sys.stdin.isatty() or not stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode) and \
+                not stat.S_ISREG(os.fstat(sys.stdin.fileno()).st_mode):
+            return prompt
+        if not select.select([sys.stdin], [], [], 0.3)[0]:
+            return prompt
+        data = sys.stdin.read()
+    except (OSError, ValueError):
+        return prompt
+    return f"{prompt}\n\n{data}" if data.strip() else prompt
 
 
 def guarded(fn: Callable[[], Any]) -> int:
@@ -60,8 +117,14 @@ def guarded(fn: Callable[[], Any]) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from framework_core.cli_options import FastParseError
+
     args = normalise(sys.argv[1:] if argv is None else argv)
-    values = fast_parse(args)
+    try:
+        values = fast_parse(args)
+    except FastParseError as exc:
+        print(f"laca: {exc}. See laca --help.", file=sys.stderr)
+        sys.exit(2)
     if values is not None:
         sys.exit(guarded(lambda: run_root(values)))
     from framework_core.cli import app

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from framework_core.config_load import Overrides
-from framework_core.errors import ConfigError, MissingApiKeyError
+from framework_core.errors import ConfigError, LacaError, MissingApiKeyError
 from framework_core.wording import plural
 
 if TYPE_CHECKING:
     from framework_core.config_load import LoadedConfig
+    from framework_core.core import Agent
     from framework_core.session import MessageManager
 
 
@@ -31,6 +32,9 @@ class StartOptions:
     dry_run: bool = False
     no_mcp: bool = False
     fork: bool = False  # with --continue / --resume: a new session starting from that one's history
+    message: str | None = None  # the REPL's first message (`laca "fix the failing test"`)
+    allow: list[str] = field(default_factory=list)  # --allow PATTERN: extra allow rules for this run
+    permission_mode: str | None = None  # --permission-mode: ask, accept-edits or plan
 
 
 @dataclass
@@ -38,6 +42,21 @@ class Prepared:
     loaded: "LoadedConfig"
     session: "MessageManager"
     warnings: list[str]
+    resumed: dict = field(default_factory=dict)  # the resumed session's last provider, model and persona
+    recap: list[str] = field(default_factory=list)  # its last exchange, shown when it opens
+
+
+def invocation(args: str = "") -> str:
+    """How the user starts LACA with `args`: `laca ARGS`, or `make run ARGS="ARGS"` when `make run` started
+    this process (its parent is make), so that every hint can be typed as it is shown."""
+    if os.environ.get("MAKELEVEL"):
+        try:
+            parent = Path(f"/proc/{os.getppid()}/comm").read_text().strip()
+        except OSError:
+            parent = ""
+        if parent in ("make", "gmake"):
+            return f'make run ARGS="{args}"' if args else "make run"
+    return f"laca {args}".strip()
 
 
 def load(opts: StartOptions) -> "LoadedConfig":
@@ -49,17 +68,77 @@ def load(opts: StartOptions) -> "LoadedConfig":
     return loaded
 
 
-def prepare(opts: StartOptions) -> Prepared:
-    """Config, key and transcript. Raises ConfigError (MissingApiKeyError included)."""
+def prepare(opts: StartOptions, *, require_key: bool = True) -> Prepared:
+    """Config, provider, key and transcript. Raises ConfigError (MissingApiKeyError included, unless
+    `require_key` is False: the REPL opens without a key and says what to set)."""
     from framework_core.tools import spill
 
     loaded = load(opts)
-    check_key(loaded)
-    session, warnings = choose_session(loaded, opts)
+    notes = pick_provider(loaded)
+    try:
+        check_key(loaded)
+    except MissingApiKeyError as exc:
+        if require_key:
+            raise
+        from framework_core.ui.onboarding import onboarding_text
+
+        notes.append(onboarding_text(loaded, exc, repl=True))
+    session, warnings, resumed = choose_session(loaded, opts)
     teps = loaded.config.teps_settings
     where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
     spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
-    return Prepared(loaded, session, warnings)
+    return Prepared(loaded, session, notes + warnings, resumed, recap(session) if resumed else [])
+
+
+def user_chose_provider(loaded: "LoadedConfig") -> bool:
+    """The provider was named by the user (their config, the workspace's, LACA_PROVIDER, --config or a flag),
+    not taken from the shipped defaults."""
+    return not loaded.source_of(("llm_provider",)).startswith(("framework", "default"))
+
+
+def keyed_providers(loaded: "LoadedConfig") -> list[str]:
+    """Providers whose API key is set in the environment, in the config's order."""
+    return [name for name, p in loaded.config.llm_settings.items()
+            if p.api_key_env_var and os.environ.get(p.api_key_env_var, "").strip()]
+
+
+def pick_provider(loaded: "LoadedConfig") -> list[str]:
+    """When the user named no provider and the default one has no key, use the provider whose key is set
+    (the first of several, saying which others could be picked). Returns what to tell the user."""
+    cfg = loaded.config
+    if user_chose_provider(loaded):
+        return []
+    var = cfg.api_key_env(cfg.llm_provider)
+    if not var or os.environ.get(var, "").strip():
+        return []
+    keyed = keyed_providers(loaded)
+    if not keyed:
+        return []
+    cfg.llm_provider = keyed[0]
+    chosen_var = cfg.api_key_env(keyed[0])
+    others = f"; {', '.join(keyed[1:])} could be used too (/provider NAME switches)" if keyed[1:] else ""
+    return [f"Using {keyed[0]}: {chosen_var} is set and {var} is not{others}. Make it permanent with "
+            f"llm_provider: {keyed[0]} in ~/.config/laca/config.yaml."]
+
+
+def several_keys_question(opts: StartOptions) -> list[str]:
+    """Providers to choose between before the REPL starts: several keys set, none for the default provider,
+    and no provider named by the user. Cheap when that cannot be the case (no config is read)."""
+    if opts.overrides.provider or os.environ.get("LACA_PROVIDER"):
+        return []
+    if sum(1 for k, v in os.environ.items() if k.endswith("_API_KEY") and v.strip()) < 2:
+        return []
+    try:
+        loaded = load(opts)
+    except ConfigError:
+        return []  # the start reports it
+    if user_chose_provider(loaded):
+        return []
+    var = loaded.config.api_key_env(loaded.config.llm_provider)
+    if not var or os.environ.get(var, "").strip():
+        return []
+    keyed = keyed_providers(loaded)
+    return keyed if len(keyed) > 1 else []
 
 
 def onboard(opts: StartOptions, exc: MissingApiKeyError, *, interactive: bool) -> bool:
@@ -77,17 +156,38 @@ def onboard(opts: StartOptions, exc: MissingApiKeyError, *, interactive: bool) -
 
 def start(opts: StartOptions) -> int:
     if opts.resume == "":
-        print(format_sessions(load(opts)))
-        return 0
+        loaded = load(opts)
+        if opts.prompt is not None or not sys.stdin.isatty():
+            print(format_sessions(loaded))
+            return 0
+        picked = pick_session(loaded)
+        if picked is None:
+            return 0
+        opts.resume = picked
     if opts.prompt is None:
         from framework_core.ui.repl import run_repl
 
         return run_repl(opts)
     try:
+        return one_shot(opts)
+    except LacaError as exc:
+        if opts.output_format != "text":  # JSON was asked for: the failure is JSON too (and said on stderr)
+            from framework_core.ui.headless import error_result
+
+            error_result(str(exc), fmt=opts.output_format, exit_code=exc.exit_code)
+        raise
+
+
+def one_shot(opts: StartOptions) -> int:
+    try:
         prepared = prepare(opts)
     except MissingApiKeyError as exc:
         onboard(opts, exc, interactive=False)
-        return 2
+        if opts.output_format != "text":
+            from framework_core.ui.headless import error_result
+
+            error_result(str(exc), fmt=opts.output_format, exit_code=exc.exit_code)
+        return exc.exit_code
     from framework_core.ui.oneshot import run_oneshot
 
     return run_oneshot(prepared.loaded, prepared.session, opts, prepared.warnings)
@@ -107,36 +207,68 @@ def key_env_vars(loaded: "LoadedConfig") -> list[str]:
     return sorted(names)
 
 
-def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["MessageManager", list[str]]:
+def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["MessageManager", list[str], dict]:
+    """(the session, what to say about it, the resumed session's meta: empty for a new one)."""
     from framework_core.config_load import user_data_dir
-    from framework_core.session import find_session, latest_session, open_session, resume_session, secrets_in_env
+    from framework_core.session import latest_session, open_session, resume_session, secrets_in_env
     from framework_core.tools.spill import remove_stale
 
     data = user_data_dir()
     remove_stale(data)
     mask = secrets_in_env(key_env_vars(loaded))
     path: Path | None = None
+    notes: list[str] = []
     if opts.continue_latest:
         path = latest_session(data, loaded.workspace)
         if path is None:
-            raise ConfigError(f"no earlier session for this workspace ({loaded.workspace}); start without --continue")
+            notes.append(f"No earlier session for {loaded.workspace}: starting a new one.")
     elif opts.resume:
-        path = find_session(data, opts.resume)
-        if path is None:
-            raise ConfigError(f"no session '{opts.resume}'. List them with: laca --resume")
+        path = find_session_by_prefix(data, opts.resume)
     if path is None:
         session = open_session(data, secrets_to_mask=mask)
-        session.start({"workspace": str(loaded.workspace), "provider": loaded.config.llm_provider,
-                       "persona": loaded.config.default_persona, "pid": os.getpid()})
-        return session, [session.memory_only] if session.memory_only else []
+        cfg = loaded.config
+        session.start({"workspace": str(loaded.workspace), "provider": cfg.llm_provider,
+                       "model": cfg.llm_settings[cfg.llm_provider].model if cfg.llm_provider in cfg.llm_settings
+                       else None, "persona": cfg.default_persona, "pid": os.getpid()})
+        return session, notes + ([session.memory_only] if session.memory_only else []), {}
     session, loaded_session = resume_session(data, path, mask, fork=opts.fork)
     session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
     verb = f"Forked session {path.stem} into {session.session_id}" if opts.fork else f"Resumed session {path.stem}"
-    notes = [session.memory_only] if session.memory_only else []
-    return session, loaded_session.warnings + notes + [f"{verb} ({plural(len(session.messages), 'message')})."]
+    notes += [session.memory_only] if session.memory_only else []
+    notes += loaded_session.warnings + [f"{verb} ({plural(len(session.messages), 'message')})."]
+    return session, notes, dict(loaded_session.meta)
 
 
-def format_sessions(loaded: "LoadedConfig") -> str:
+def find_session_by_prefix(data: Path, wanted: str) -> Path:
+    """A session by its id, a unique prefix of it, or a unique ending (its last characters)."""
+    from framework_core.session import list_sessions, sessions_dir
+
+    exact = sessions_dir(data) / f"{wanted}.jsonl"
+    if exact.is_file():
+        return exact
+    ids = [s.session_id for s in list_sessions(data)]
+    matches = [i for i in ids if i.startswith(wanted)] or [i for i in ids if i.endswith(wanted)]
+    if len(matches) == 1:
+        return sessions_dir(data) / f"{matches[0]}.jsonl"
+    if matches:
+        raise ConfigError(f"'{wanted}' matches {len(matches)} sessions ({', '.join(matches[:5])}"
+                          f"{', …' if len(matches) > 5 else ''}): give more of the id")
+    raise ConfigError(f"no session '{wanted}'. List them with: {invocation('--resume')}")
+
+
+def recap(session: "MessageManager") -> list[str]:
+    """The last exchange of a resumed session: what the user asked and how the reply began."""
+    last_user = next((m for m in reversed(session.messages) if m.role == "user" and m.content.strip()), None)
+    last_reply = next((m for m in reversed(session.messages) if m.role == "assistant" and m.content.strip()), None)
+    lines = []
+    for who, m in (("you", last_user), ("reply", last_reply)):
+        if m is not None:
+            text = " ".join(m.content.split())
+            lines.append(f"  {who}: {text[:150]}{'…' if len(text) > 150 else ''}")
+    return ["Last exchange:", *lines] if lines else []
+
+
+def format_sessions(loaded: "LoadedConfig", *, numbered: bool = False) -> str:
     import time
 
     from framework_core.config_load import user_data_dir
@@ -145,8 +277,119 @@ def format_sessions(loaded: "LoadedConfig") -> str:
     rows = list_sessions(user_data_dir(), loaded.workspace)
     if not rows:
         return f"No sessions yet for {loaded.workspace}."
-    lines = [f"Sessions for {loaded.workspace} (newest first); resume with: laca --resume ID"]
-    for s in rows[:30]:
+    lines = [f"Sessions for {loaded.workspace} (newest first); resume with: {invocation('--resume ID')} "
+             "(a unique start or end of the id will do)"]
+    for n, s in enumerate(rows[:30], start=1):
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
-        lines.append(f"  {s.session_id}  {when}  {s.messages:>4} msgs  {s.preview}")
+        head = f"{f'{n:>2}. ' if numbered else '  '}{s.session_id}  {when}  {s.messages:>4} msgs  "
+        lines.append(f"{head}first: {s.preview}")
+        last = last_user_message(s.path)
+        if last and last != s.preview:
+            lines.append(f"{' ' * len(head)}last:  {last}")
     return "\n".join(lines)
+
+
+def last_user_message(path: Path) -> str:
+    """The last thing the user said in a transcript, read from its end (transcripts can be large)."""
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - 256 * 1024))
+            tail = fh.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in reversed(tail):
+        if '"role": "user"' in line and '"type": "message"' in line:
+            try:
+                text = json.loads(line)["message"]["content"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if isinstance(text, str) and text.strip() and not text.startswith("[LACA:"):
+                return " ".join(text.split())[:60]
+    return ""
+
+
+def pick_session(loaded: "LoadedConfig") -> str | None:
+    """`--resume` with no id, on a terminal: the sessions, numbered, and a question."""
+    from framework_core.config_load import user_data_dir
+    from framework_core.session import list_sessions
+
+    rows = list_sessions(user_data_dir(), loaded.workspace)[:30]
+    print(format_sessions(loaded, numbered=True))
+    if not rows:
+        return None
+    try:
+        answer = input("Resume which? (number or id; Enter cancels) ").strip()
+    except (EOFError, KeyboardInterrupt):
+        return None
+    if not answer:
+        return None
+    if answer.isdigit() and 1 <= int(answer) <= len(rows):
+        return rows[int(answer) - 1].session_id
+    return answer
+
+
+MODE_ALIASES = {"default": "ask", "acceptEdits": "accept-edits"}  # Claude Code's names for the same modes
+
+
+def allow_rules(patterns: list[str]):  # -> list[Rule]
+    """`--allow PATTERN` as a rule file's allowlist line: a command prefix (`pytest`, `npm run test`), or
+    `tool:NAME` (with * in names) for a tool; Claude Code's `Bash(npm run test:*)` is read as that prefix."""
+    import re
+    import shlex
+
+    from framework_core.policy.rules import Rule
+
+    rules = []
+    for pattern in patterns:
+        text = pattern.strip()
+        claude = re.fullmatch(r"Bash\((.+?)(?::\*)?\)", text)
+        if claude:
+            text = claude.group(1)
+        if text.startswith("tool:") and text[5:].strip():
+            rules.append(Rule(f"--allow {pattern}", "allow", "--allow", tool=text[5:].strip()))
+            continue
+        try:
+            words = tuple(shlex.split(text))
+        except ValueError as exc:
+            raise ConfigError(f"--allow '{pattern}': {exc}") from None
+        if not words:
+            raise ConfigError("--allow needs a pattern: a command prefix such as 'pytest', or tool:NAME")
+        rules.append(Rule(f"--allow {pattern}", "allow", "--allow", prefix=words))
+    return rules
+
+
+def apply_run_options(agent: "Agent", opts: StartOptions, resumed: dict) -> list[str]:
+    """What the command line and a resumed session add once the agent exists: --allow rules, the mode, and
+    (unless a flag says otherwise) the resumed session's provider, model and persona. Returns notes."""
+    notes: list[str] = []
+    if opts.allow:
+        agent.teps.policy.rules.rules += allow_rules(opts.allow)
+        notes.append("Allowed for this run: " + ", ".join(opts.allow))
+    if opts.permission_mode:
+        agent.set_mode(MODE_ALIASES.get(opts.permission_mode, opts.permission_mode))
+    if resumed:
+        notes += restore_resumed(agent, opts, resumed)
+    return notes
+
+
+def restore_resumed(agent: "Agent", opts: StartOptions, meta: dict) -> list[str]:
+    """--continue / --resume go on with the provider, model and persona the session last used."""
+    notes: list[str] = []
+    ov = opts.overrides
+    persona = meta.get("persona")
+    if persona and not ov.persona and persona != agent.persona_id and persona in agent.dcm.persona_ids():
+        agent.set_persona(persona)
+    provider, model = meta.get("provider"), meta.get("model")
+    if provider and not ov.provider and provider in agent.config.llm_settings:
+        try:
+            if provider != agent.provider_name:
+                agent.set_provider(provider, None if ov.model else model)
+            elif model and not ov.model and model != agent.provider.model:
+                agent.set_model(model)
+        except ConfigError as exc:
+            notes.append(f"The session used {provider}, which cannot be used now ({exc}); going on with "
+                         f"{agent.provider_name}.")
+    return notes

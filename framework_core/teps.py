@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 AuditSink = Callable[[dict[str, Any]], None]
 INTERRUPTED = "interrupted by the user (Ctrl-C) before this call finished"
+MODES = ("ask", "accept-edits", "plan")  # how much runs without asking; the REPL cycles them with Shift-Tab
+PLAN_DECLINED = ("Not run: the user has LACA in plan mode, where nothing that changes anything runs (reading files "
+                 "and read-only commands do). Describe the plan instead; the user leaves plan mode to carry it out.")
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -73,6 +76,7 @@ class TEPSEngine:
         self.events = events
         self.audit = audit or (lambda record: None)
         self.dry_run = self.settings.dry_run_enabled
+        self.mode = "ask"  # one of MODES
         self._bulk_after: list[int] = []  # per call of the current reply: later calls approvable together
         self._approve_rest = False  # the user said yes to the remaining calls of this reply
         self._running_since: float | None = None  # when the call now running started (Ctrl-C reports it)
@@ -182,6 +186,12 @@ class TEPSEngine:
                                                    reasons=list(decision.reasons)), 0.0)
         previewing = self.dry_run and self._can_preview(prep)
         auto = (decision.action == "allow" and not self._needs_sandbox(prep)) or previewing
+        if self.mode == "plan" and not (auto and (prep.spec.kind == "read" or decision.level == Level.SAFE)):
+            return self._finish(prep, self._result(req, "declined_by_user", message=PLAN_DECLINED, mode="plan",
+                                                   would_run=prep.preview.body if prep.preview.lexer == "bash"
+                                                   else prep.preview.title), 0.0)
+        edit = self.mode == "accept-edits" and not auto and self._edit_ok(prep)
+        auto = auto or edit
         if self.dry_run and not previewing and not (auto and prep.spec.kind == "read"):
             return self._dry_run(prep)  # shown, never asked about: it will not run
         bulk = not auto and self._approve_rest and self._bulk_ok(prep)
@@ -197,6 +207,8 @@ class TEPSEngine:
                 self.policy.grants.add(prep.answer.grant)
             self._approve_rest = self._approve_rest or prep.answer.remaining
         reason = "; ".join(decision.matched or decision.reasons) if auto else ""
+        if edit:
+            reason = "accept-edits mode: a file edit inside the workspace"
         if bulk:
             prep.answer, reason = ApprovalAnswer("once"), "you approved the remaining calls of this reply"
         if previewing:
@@ -204,6 +216,13 @@ class TEPSEngine:
         self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, auto or bulk, reason))
         self.context.scope = self._scope(prep, preview=previewing or bool(prep.answer and prep.answer.preview))
         return self._execute(prep)
+
+    def _edit_ok(self, prep: _Prepared) -> bool:
+        """accept-edits mode: a file write inside the workspace runs without asking, unless it is a control path
+        or a credential file (those ask every time, as they offer no grant)."""
+        assert prep.spec and prep.preview and prep.decision
+        return (prep.spec.kind == "write" and prep.preview.inside_workspace and prep.decision.action == "ask"
+                and bool(prep.decision.grant_options) and self._control(prep.spec, prep.preview) is None)
 
     def _dry_run(self, prep: _Prepared) -> ToolResult:
         """Dry run, for a call that cannot run in the overlay: show what it would do, run nothing."""

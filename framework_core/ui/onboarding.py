@@ -23,22 +23,36 @@ def local_servers(timeout: float = 0.15) -> list[tuple[str, int]]:
     return found
 
 
-def onboarding_text(loaded: "LoadedConfig", exc: "MissingApiKeyError") -> str:
+def onboarding_text(loaded: "LoadedConfig", exc: "MissingApiKeyError", *, repl: bool = False) -> str:
+    """What to set for each provider, in the words of how LACA was started (`laca …` or `make run ARGS=…`);
+    in the REPL (`repl`), which stays open, how to switch from inside it."""
+    from framework_core.startup import invocation
+
     cfg = loaded.config
-    lines = [f"laca: {exc}", "", "To chat, set the key of a hosted provider, or point LACA at a local server:"]
+    lines = [f"{'' if repl else 'laca: '}{exc}", "",
+             "To chat, set the key of a hosted provider" + (" and start LACA again" if repl else "")
+             + ", or point LACA at a local server:"]
     for name, p in sorted(cfg.llm_settings.items()):
         if p.api_key_env_var:
-            lines.append(f"  export {p.api_key_env_var}=...   then: laca --provider {name}")
+            lines.append(f"  export {p.api_key_env_var}=...   then: {invocation(f'--provider {name}')}")
+    lines.append("  an OpenAI-compatible server elsewhere: export OPENAI_BASE_URL=http://HOST:PORT/v1 (and "
+                 "OPENAI_API_KEY=anything if it checks none)")
     found = local_servers()
     if found:
         lines.append("")
         lines.append("Found local OpenAI-compatible servers, which need no key:")
         for name, port in found:
-            hint = f"laca --provider {name}" if name in cfg.llm_settings else f"(port {port})"
+            if name in cfg.llm_settings:
+                hint = f"/provider {name}" if repl else invocation(f"--provider {name}")
+            else:
+                hint = f"(port {port})"
             lines.append(f"  {name} on localhost:{port}   start with: {hint}")
     else:
         lines.append("  (no local server found on ports 11434 Ollama, 1234 LM Studio, 8080 llama.cpp, 8000 vLLM)")
-    lines += ["", "Make a choice permanent with `laca config init` (writes ~/.config/laca/config.yaml)."]
+    if repl:
+        lines += ["", "This session stays open: /help works, and /provider switches to a provider whose key or "
+                  "server is there."]
+    lines += ["", f"Make a choice permanent with `{invocation('config init')}` (writes ~/.config/laca/config.yaml)."]
     return "\n".join(lines)
 
 

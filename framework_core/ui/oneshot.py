@@ -6,9 +6,7 @@ Exit codes: 0 ok, 1 runtime error, 2 usage or config error, 130 interrupted.
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from framework_core.approval import ApprovalAnswer, ApprovalRequest, DeclineAllApprover
@@ -36,11 +34,6 @@ class ReportingDecliner(DeclineAllApprover):
         return super().review_changes(req, summary, diff)
 
 
-def _jsonable(event: CoreEvent) -> dict[str, Any]:
-    data = asdict(event) if is_dataclass(event) else {"value": str(event)}
-    return {"type": type(event).__name__, **data}
-
-
 def read_prompt(prompt: str) -> str:
     if prompt != "-":
         return prompt
@@ -53,21 +46,26 @@ def read_prompt(prompt: str) -> str:
 def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartOptions", warnings: list[str]) -> int:
     from framework_core.wiring import build_agent
 
+    from framework_core.startup import MODE_ALIASES, apply_run_options
+    from framework_core.ui.headless import JsonReport
+
     fmt = opts.output_format
     text = read_prompt(opts.prompt or "")
+    report = JsonReport(session.session_id, loaded.config.provider(loaded.config.llm_provider).model,
+                        stream=fmt == "stream-json")
     calls: list[dict[str, Any]] = []
     cut: list[bool] = []  # a reply cut off after text was shown: the answer is incomplete
     shown = visible_reply if sys.stdout.isatty() else str  # a terminal gets no control sequences; a pipe gets the bytes
 
     def sink(event: CoreEvent) -> None:
-        if fmt == "stream-json":
-            print(json.dumps(_jsonable(event), default=str), flush=True)
-        elif isinstance(event, AssistantTextDelta) and fmt == "text":
+        if fmt in ("json", "stream-json"):
+            report(event)  # Claude Code's shapes: init, assistant, user (tool results), result
+        if isinstance(event, AssistantTextDelta) and fmt == "text":
             sys.stdout.write(shown(event.text))
             sys.stdout.flush()
         elif isinstance(event, AssistantMessageDone) and fmt == "text" and event.message.content:
             sys.stdout.write("\n" if event.message.content.endswith("\n") else "\n\n")
-        elif isinstance(event, Notice):
+        if isinstance(event, Notice):
             print(f"laca: {event.level}: {visible(event.text)}", file=sys.stderr)
         if isinstance(event, RetryScheduled) and fmt != "stream-json":  # a slow or failing server is not silent
             print(f"laca: {visible(event.reason)}; retrying in {event.delay_s:.1f}s (attempt {event.attempt + 1} of "
@@ -83,6 +81,11 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
         print(f"laca: {w}", file=sys.stderr)
     parts = build_agent(loaded, events=sink, approver=ReportingDecliner(), session=session, start_mcp=not opts.no_mcp)
     agent = parts.agent
+    for note in apply_run_options(agent, opts, {}):  # --allow, --permission-mode
+        print(f"laca: {note}", file=sys.stderr)
+    report.model = agent.provider.model
+    report.init(agent, str(loaded.workspace), MODE_ALIASES.get(opts.permission_mode or "ask", opts.permission_mode
+                                                                or "ask"))
     try:
         outcome = agent.run_turn(text)
     finally:
@@ -91,10 +94,8 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
         unsaved = session.close()
     if unsaved and not session.memory_only:  # a memory-only session was announced at start
         print(f"laca: error: session not saved: {unsaved}", file=sys.stderr)
-    if fmt == "json":
-        print(json.dumps({"result": outcome.text, "tool_calls": calls, "usage": asdict(outcome.usage),
-                          "session_id": session.session_id, "interrupted": outcome.interrupted,
-                          "error": outcome.error, "cut_off": bool(cut)}, ensure_ascii=False, default=str))
+    if fmt in ("json", "stream-json"):
+        report.emit(report.result(outcome, agent, cut_off=bool(cut), calls=calls))
     return exit_code(outcome.interrupted, outcome.error, bool(cut))
 
 

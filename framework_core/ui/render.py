@@ -302,4 +302,6 @@ def summarise_result(result: ToolResult) -> str:
         if "content" in d:
             return one_line(str(d["content"]) or "(no content)", 120)
         return "done"
+    if d.get("mode") == "plan":
+        return f"not run (plan mode): {one_line(str(d.get('would_run', '')), 100)}"
     return one_line(str(d.get("error_message") or d.get("message") or result.status), 160)

@@ -34,23 +34,49 @@ def run_repl(opts: "StartOptions") -> int:
         from framework_core.ui.trust_prompt import review_workspace
 
         review_workspace(Path.cwd(), opts.overrides, console)
+        ask_provider(opts, console)
 
     def build(o: "StartOptions"):
-        from framework_core.startup import prepare
+        from framework_core.startup import apply_run_options, prepare
         from framework_core.ui.approver import TerminalApprover
         from framework_core.wiring import build_agent
 
         approver = TerminalApprover(console, pause=renderer.pause)
-        prepared = prepare(o)
+        prepared = prepare(o, require_key=False)  # without a key the session opens and says what to set
         renderer.screen_lines = prepared.loaded.config.teps_settings.screen_output_lines
         renderer.code_theme = prepared.loaded.config.ui.code_theme
         parts = build_agent(prepared.loaded, events=renderer, approver=approver, session=prepared.session,
                             start_mcp=not o.no_mcp)
-        parts.agent.warm_up()
-        return prepared.loaded, parts.agent, prepared.warnings
+        notes = apply_run_options(parts.agent, o, prepared.resumed)
+        if parts.agent.key_problem is None:
+            parts.agent.warm_up()
+        recap: list[Any] = [(line, "laca.dim") for line in prepared.recap]
+        return prepared.loaded, parts.agent, prepared.warnings + notes + recap
 
     repl = Repl(None, None, console, renderer, boot=Boot(opts, build))
+    repl.pending_input = opts.message  # `laca "fix the failing test"` starts with that message
     return repl.run()
+
+
+def ask_provider(opts: "StartOptions", console: Console) -> None:
+    """Several API keys set and none for the default provider: ask which one to use (before the prompt)."""
+    from framework_core.startup import several_keys_question
+    from framework_core.ui.keys import ask_key
+
+    keyed = several_keys_question(opts)
+    if not keyed:
+        return
+    console.print(Text("Several API keys are set and none is chosen in your config. Use which provider?", style="bold"))
+    for n, name in enumerate(keyed[:9], start=1):
+        console.print(Text(f"  [{n}] {name}"))
+    digits = "".join(str(n) for n in range(1, min(len(keyed), 9) + 1))
+    try:
+        key = ask_key(f"Pick 1-{digits[-1]}, then Enter (Enter alone: {keyed[0]}): ", digits, default="1", guard_s=0)
+    except (KeyboardInterrupt, EOFError):
+        key = "1"
+    opts.overrides.provider = keyed[int(key) - 1]
+    console.print(Text(f"Using {opts.overrides.provider}. Make it permanent with llm_provider: "
+                       f"{opts.overrides.provider} in ~/.config/laca/config.yaml.", style="laca.dim"))
 
 
 class Repl:
@@ -85,8 +111,9 @@ class Repl:
         if self._agent is None:
             assert self.boot is not None, "a Repl needs an agent or a Boot"
             self._loaded, self._agent, warnings = self.boot.result()
-            for warning in warnings:
-                self.console.print(Text(warning, style="laca.warn"))
+            for warning in warnings:  # a (text, style) pair for what is not a warning (a resumed session's recap)
+                text, style = warning if isinstance(warning, tuple) else (warning, "laca.warn")
+                self.console.print(Text(text, style=style))
 
     @property
     def agent(self) -> "Agent":
@@ -164,6 +191,16 @@ class Repl:
         def _newline(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
+        @kb.add("s-tab")
+        def _next_mode(event: Any) -> None:
+            """Shift-Tab cycles ask → accept edits → plan (shown in the status line; the model is told)."""
+            if self._agent is None:
+                return
+            from framework_core.teps import MODES
+
+            self._agent.set_mode(MODES[(MODES.index(self._agent.teps.mode) + 1) % len(MODES)])
+            event.app.invalidate()
+
         @kb.add("c-c")
         def _ctrl_c(event: Any) -> None:
             buf = event.current_buffer
@@ -191,6 +228,8 @@ class Repl:
             parts.append(("ansired bold", "[ALLOW-DANGEROUS] "))
         if self.agent.teps.dry_run:
             parts.append(("ansiyellow bold", "[dry-run] "))
+        if self.agent.teps.mode != "ask":
+            parts.append(("ansimagenta bold", f"[{self.agent.teps.mode}] "))
         parts.append(("bold", f"{self.agent.persona_id}> "))
         return FormattedText(parts)
 
@@ -334,11 +373,16 @@ class Repl:
         self.renderer.pause()
         if self._agent is None:
             return
+        from framework_core.startup import invocation
+
         if self.agent.mcp is not None:
             self.agent.mcp.close()
+        agent = self.agent  # --continue goes on with the provider, model and persona in use now
+        agent.session.record({"type": "meta", "provider": agent.provider_name, "model": agent.provider.model,
+                              "persona": agent.persona_id})
         problem = self.agent.session.close()  # writes what waits; never claims a save that did not happen
         if problem is None:
-            self.console.print(Text(f"Session saved: {self.agent.session.session_id} (resume with laca --continue)",
-                                    style="laca.dim"))
+            self.console.print(Text(f"Session saved: {self.agent.session.session_id} (resume with "
+                                    f"{invocation('--continue')})", style="laca.dim"))
         else:
             self.console.print(Text(f"Session NOT saved: {problem}", style="laca.err"))

@@ -1,4 +1,5 @@
-"""The bottom toolbar: provider and model, persona, tokens and % of context, session, red danger markers."""
+"""The bottom toolbar: danger markers and the mode first, then provider and model, context, tokens, persona and
+session, cut to the terminal's width from the least important end (it never wraps into a second line)."""
 
 from __future__ import annotations
 
@@ -9,38 +10,71 @@ from prompt_toolkit.formatted_text import FormattedText
 if TYPE_CHECKING:
     from framework_core.core import Agent
 
+ALARM = "bg:ansired fg:ansiwhite bold"
+MODE_LOOK = {"accept-edits": ("bg:ansimagenta fg:ansiwhite bold", " ⏵⏵ accept edits "),
+             "plan": ("bg:ansiblue fg:ansiwhite bold", " ⏸ plan mode ")}
+_cache: dict[str, tuple[tuple, int]] = {}
 
-def used_tokens(agent: "Agent") -> int:
-    """Every token the session's requests processed, cached input included (the cache is billed too)."""
-    u = agent.session.usage
-    return u.context_tokens + u.output_tokens
 
+def context_share(agent: "Agent") -> float:
+    """Percent of the context window the next request takes: the same measure as /tokens and compaction,
+    computed again only when the conversation or the model changed (the toolbar redraws on every key)."""
+    from framework_core.compaction import context_used
 
-def status_fragments(agent: "Agent") -> FormattedText:
-    p = agent.provider
     last = agent.session.last_usage
-    window = agent.caps.context_window  # the model's profile, or the entry's own context_window
-    pct = 100 * (last.context_tokens + last.output_tokens) / window if window else 0
-    parts: list[tuple[str, str]] = []
+    key = (id(agent.session), len(agent.session.messages), agent.context_mark, last.context_tokens,
+           last.output_tokens, agent.provider_name, agent.provider.model)
+    cached = _cache.get("ctx")
+    if cached is None or cached[0] != key:
+        _cache["ctx"] = cached = (key, context_used(agent))
+    window = agent.caps.context_window
+    return 100 * cached[1] / window if window else 0.0
+
+
+def status_parts(agent: "Agent") -> list[list[tuple[str, str]]]:
+    """The toolbar's pieces, most important first; each piece is kept or dropped whole."""
+    pieces: list[list[tuple[str, str]]] = []
     if agent.teps.policy.allow_dangerous:
-        parts.append(("bg:ansired fg:ansiwhite bold", " ALLOW-DANGEROUS "))
-        parts.append(("", " "))
+        pieces.append([(ALARM, " ALLOW-DANGEROUS "), ("", " ")])
     if agent.teps.dry_run:
-        parts.append(("bg:ansired fg:ansiwhite bold", " DRY-RUN "))
-        parts.append(("", " "))
+        pieces.append([(ALARM, " DRY-RUN "), ("", " ")])
     if agent.session.write_error:  # until the transcript is written again
-        parts.append(("bg:ansired fg:ansiwhite bold", " NOT SAVED "))
-        parts.append(("", " "))
+        pieces.append([(ALARM, " NOT SAVED "), ("", " ")])
     sandbox = getattr(agent.teps, "sandbox", None)
     if sandbox is not None and not sandbox.active:
-        parts.append(("bg:ansired fg:ansiwhite bold", f" {sandbox.describe().upper()} "))
-        parts.append(("", " "))
-    elif sandbox is not None:
-        parts.append(("fg:ansigreen", f" ⛶ {sandbox.describe()}"))
-    parts += [
-        ("bold", f" {agent.provider_name}"), ("", f" · {p.model}"),
-        ("", f" · persona {agent.persona_id}"),
-        ("", f" · {used_tokens(agent):,} tok"), ("", f" · ctx {pct:.0f}%"),
-        ("", f" · session {agent.session.session_id} "),
-    ]
-    return FormattedText(parts)
+        pieces.append([(ALARM, f" {sandbox.describe().upper()} "), ("", " ")])
+    mode = getattr(agent.teps, "mode", "ask")
+    if mode in MODE_LOOK:
+        style, label = MODE_LOOK[mode]
+        pieces.append([(style, label), ("", " ")])
+    if agent.key_problem is not None:
+        pieces.append([(ALARM, " NO API KEY "), ("", " ")])
+    pieces.append([("bold", f" {agent.provider_name}"), ("", f" · {agent.provider.model}")])
+    pieces.append([("", f" · ctx {context_share(agent):.0f}%")])
+    pieces.append([("", f" · {agent.session.usage.total:,} tok")])
+    pieces.append([("", f" · persona {agent.persona_id}")])
+    if mode == "ask":
+        pieces.append([("fg:ansibrightblack", " · ⇧Tab modes")])
+    pieces.append([("", f" · session {agent.session.session_id} ")])
+    if sandbox is not None and sandbox.active:
+        pieces.append([("fg:ansigreen", f" ⛶ {sandbox.describe()}")])
+    return pieces
+
+
+def status_fragments(agent: "Agent", width: int | None = None) -> FormattedText:
+    if width is None:
+        try:
+            from prompt_toolkit.application import get_app
+
+            width = get_app().output.get_size().columns
+        except Exception:  # no running application (a test): no limit
+            width = 10_000
+    out: list[tuple[str, str]] = []
+    used = 0
+    for piece in status_parts(agent):
+        size = sum(len(text) for _, text in piece)
+        if used + size > width - 1:
+            break  # the rest matters less
+        out += piece
+        used += size
+    return FormattedText(out)

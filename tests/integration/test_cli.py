@@ -81,8 +81,9 @@ def test_oneshot_stream_json(workspace: Path, server: FakeOpenAIServer) -> None:
     r = laca("-p", "hi", "--output-format", "stream-json", cwd=workspace, env=env)
     events = [json.loads(line) for line in r.stdout.splitlines()]
     types = [e["type"] for e in events]
-    assert types[0] == "ModelRequestStarted" and types[-1] == "TurnFinished"
-    assert "".join(e["text"] for e in events if e["type"] == "AssistantTextDelta") == "streamed words here"
+    assert types == ["system", "assistant", "result"]  # Claude Code's stream-json: init, messages, result
+    assert events[1]["message"]["content"] == [{"type": "text", "text": "streamed words here"}]
+    assert events[-1]["result"] == "streamed words here" and not events[-1]["is_error"]
 
 
 def test_runtime_error_exits_1(workspace: Path, server: FakeOpenAIServer) -> None:

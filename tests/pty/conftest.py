@@ -42,7 +42,8 @@ def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
                      "PROMPT_TOOLKIT_NO_CPR": "1"})  # pexpect does not answer cursor position requests
         full.pop("NO_COLOR", None)
         full.update(env or {})
-        child = pexpect.spawn(sys.executable, [str(ROOT / "run_framework.py"), "--provider", provider,
+        chosen = ["--provider", provider] if provider else []  # "": the provider LACA picks itself
+        child = pexpect.spawn(sys.executable, [str(ROOT / "run_framework.py"), *chosen,
                                                 *(["--no-mcp"] if no_mcp else []), *args],
                               cwd=str(workspace), env=full, encoding="utf-8", timeout=20, dimensions=(40, 120))
         children.append(child)

@@ -20,7 +20,7 @@ def bash_call(cmd: str, cid: str) -> ToolCallSpec:
 
 def test_prompt_chat_status_line_and_exit(spawn, fake_openai) -> None:
     child = spawn(env={"PROMPT_TOOLKIT_NO_CPR": ""})
-    for part in ("gpt-6.2-sol", "persona forge", "ctx 0%", r"session \d{8}-"):  # the status line
+    for part in ("gpt-6.2-sol", "ctx 0%", "persona forge", r"session \d{8}-"):  # the status line
         while child.expect([r"\x1b\[6n", part]) == 0:
             child.send("\x1b[10;1R")  # answer cursor position requests like a real terminal
     child.sendline("hello pty")

@@ -1,0 +1,154 @@
+"""What a user of Claude Code, Codex or Gemini CLI types, in a real terminal and in pipes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+
+from tests.fakes.script import Reply, ToolCallSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+PROMPT = "forge>"
+
+
+def run(*args: str, workspace: Path, env: dict[str, str] | None = None, stdin: str | None = None,
+        ) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    full.update(env or {})
+    return subprocess.run([sys.executable, str(ROOT / "run_framework.py"), "--no-mcp", *args], cwd=workspace,
+                          env=full, input=stdin if stdin is not None else "", capture_output=True, text=True,
+                          timeout=60)
+
+
+def keys(fake) -> dict[str, str]:
+    return {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.base_url}
+
+
+def test_version_and_refused_combinations(workspace: Path) -> None:
+    assert run("--version", workspace=workspace).stdout.startswith("laca ")
+    empty = run("-p", "", workspace=workspace)
+    assert empty.returncode == 2 and "-p got an empty prompt" in empty.stderr
+    both = run("--continue", "--resume", "x", workspace=workspace)
+    assert both.returncode == 2 and "--continue and --resume both pick a session" in both.stderr
+
+
+def test_piped_data_comes_with_the_prompt_and_a_pipe_alone_is_a_prompt(workspace: Path, fake_openai) -> None:
+    fake_openai._queue.clear()
+    r = run("-p", "summarise this", workspace=workspace, env=keys(fake_openai), stdin="line one\nline two\n")
+    assert r.returncode == 0, r.stderr
+    assert fake_openai.sent_messages()[-1]["content"] == "summarise this\n\nline one\nline two\n"
+    r = run(workspace=workspace, env=keys(fake_openai), stdin="hi from a pipe\n")
+    assert r.returncode == 0 and "You said" in r.stdout and "\x1b[" not in r.stdout  # no prompt drawn into a pipe
+
+
+def test_json_output_is_claude_code_shaped_and_errors_are_json(workspace: Path, fake_openai) -> None:
+    fake_openai._queue.clear()
+    fake_openai.enqueue(Reply(text="Sure.", tool_calls=[ToolCallSpec("executeBashCommand", {
+        "command": "touch x", "icerc_full_text": "Command: touch x"})]), Reply(text="Declined, fine."))
+    r = run("-p", "make x", "--output-format", "json", workspace=workspace, env=keys(fake_openai))
+    out = json.loads(r.stdout)
+    assert out["type"] == "result" and out["subtype"] == "success" and out["is_error"] is False
+    assert out["num_turns"] == 2 and out["result"] == "Declined, fine." and out["session_id"]
+    assert out["duration_ms"] >= 0 and "total_cost_usd" in out and out["model"] == "gpt-6.2-sol"
+    assert out["permission_denials"][0]["tool_input"]["command"] == "touch x"
+    fake_openai.enqueue(Reply(text="ok"))
+    lines = run("-p", "hi", "--output-format", "stream-json", workspace=workspace, env=keys(fake_openai)).stdout
+    first, last = json.loads(lines.splitlines()[0]), json.loads(lines.splitlines()[-1])
+    assert (first["type"], first["subtype"]) == ("system", "init") and last["type"] == "result"
+    failed = run("-p", "hi", "--output-format", "json", workspace=workspace)  # no key
+    assert failed.returncode == 2 and json.loads(failed.stdout)["is_error"] is True
+
+
+def test_allow_lets_a_one_shot_run_what_matches(workspace: Path, fake_openai) -> None:
+    fake_openai._queue.clear()
+    fake_openai.enqueue(Reply(tool_calls=[ToolCallSpec("executeBashCommand", {
+        "command": "touch allowed.txt", "icerc_full_text": "b"})]), Reply(text="done"))
+    r = run("-p", "go", "--allow", "touch", workspace=workspace, env=keys(fake_openai))
+    assert r.returncode == 0 and (workspace / "allowed.txt").exists(), r.stderr
+
+
+def test_a_first_message_on_the_command_line_starts_the_repl_with_it(spawn, fake_openai) -> None:
+    child = spawn("fix the failing test")
+    child.expect(r"You said: \S*fix\S* \S*the\S* \S*failing")  # the reply styles each word
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+
+
+def test_without_a_key_the_repl_stays_open(spawn) -> None:
+    child = spawn(env={"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENAI_BASE_URL": ""})
+    child.expect_exact("No API key for provider 'openai'")
+    child.expect_exact("OPENAI_BASE_URL")
+    child.expect_exact(PROMPT)
+    child.sendline("/help")
+    child.expect_exact("/provider")
+    child.sendline("hello")
+    child.expect_exact("error: No API key")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+
+
+def test_only_an_anthropic_key_picks_anthropic(spawn, fake_anthropic) -> None:
+    fake_anthropic.enqueue(Reply(text="from claude"))
+    child = spawn(env={"OPENAI_API_KEY": ""}, provider="")
+    child.expect_exact("Using anthropic: ANTHROPIC_API_KEY is set")
+    child.expect_exact(PROMPT)
+    child.sendline("hi")
+    child.expect_exact("from claude")
+
+
+def test_output_format_without_p_is_refused(spawn) -> None:
+    child = spawn("--output-format", "json")
+    child.expect_exact("--output-format applies to one-shot runs")
+    child.expect(pexpect.EOF)
+
+
+def test_continue_with_no_earlier_session_starts_a_new_one(spawn, fake_openai) -> None:
+    child = spawn("--continue")
+    child.expect_exact("No earlier session for")
+    child.expect_exact(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+
+
+def test_a_sentence_typed_at_the_approval_does_nothing_but_a_hint(spawn, fake_openai, workspace: Path) -> None:
+    fake_openai.enqueue(Reply(tool_calls=[ToolCallSpec("executeBashCommand", {
+        "command": "touch typed.txt", "icerc_full_text": "Command: touch typed.txt"})]), Reply(text="after"))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("go")
+    child.expect_exact("Allow?")
+    time.sleep(0.5)  # past the typeahead guard
+    child.send("what is this?")
+    child.expect_exact("Typing here does not answer")
+    child.send("\r")
+    time.sleep(0.5)
+    assert not (workspace / "typed.txt").exists()
+    child.send("\x1b")  # Esc: no, and say why
+    child.expect_exact("What should the model do instead?")
+    child.sendline("use the other file")
+    child.expect_exact("after")
+    assert not (workspace / "typed.txt").exists()
+    tool = [m for m in fake_openai.sent_messages() if m["role"] == "tool"][-1]
+    assert "use the other file" in tool["content"]
+
+
+def test_shift_tab_cycles_the_modes_in_the_status_line(spawn, fake_openai) -> None:
+    child = spawn(env={"PROMPT_TOOLKIT_NO_CPR": ""})
+    while child.expect([r"\x1b\[6n", r"ctx \d+%"]) == 0:
+        child.send("\x1b[10;1R")
+    child.send("\x1b[Z")  # Shift-Tab
+    child.expect_exact("accept edits")
+    child.send("\x1b[Z")
+    child.expect_exact("plan mode")
+    fake_openai.enqueue(Reply(text="planning"))
+    child.sendline("what next?")
+    child.expect_exact("planning")
+    assert "plan mode" in fake_openai.sent_messages()[-1]["content"]  # the model is told
