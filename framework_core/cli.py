@@ -85,15 +85,22 @@ app.callback(invoke_without_command=True)(_root)
 
 @policy_app.command("check")
 def policy_check(
+    ctx: typer.Context,
     commands: list[str] = typer.Argument(None, help="Commands to classify (quote each one)."),
     jsonl: bool = typer.Option(False, "--jsonl", help='Read lines {"cmd": "…"} on stdin, write one JSON line each.'),
 ) -> None:
-    """Print how each command is classified (safe / needs_confirm / dangerous) and why."""
+    """Print how each command is classified (safe / needs_confirm / dangerous) and why, and what a session here
+    would do with it under the same rule files (allowlist, ~/.config/laca/rules.yaml, a trusted .laca/rules.yaml)."""
+    from pathlib import Path
+
+    from framework_core.config_load import load_config
     from framework_core.policy.check_cli import run_policy_check
+    from framework_core.wiring import build_policy_state
 
     if not commands and not jsonl:
         raise ConfigError("give one or more commands, or --jsonl to read them from stdin")
-    raise typer.Exit(run_policy_check(list(commands or []), jsonl, sys.stdin, sys.stdout))
+    state = build_policy_state(load_config(Path.cwd(), _overrides(ctx)))
+    raise typer.Exit(run_policy_check(list(commands or []), jsonl, sys.stdin, sys.stdout, state))
 
 
 @config_app.command("init")

@@ -152,3 +152,15 @@ def test_shift_tab_cycles_the_modes_in_the_status_line(spawn, fake_openai) -> No
     child.sendline("what next?")
     child.expect_exact("planning")
     assert "plan mode" in fake_openai.sent_messages()[-1]["content"]  # the model is told
+
+
+def test_policy_check_applies_the_rule_files_the_repl_applies(workspace: Path, isolated_env: Path) -> None:
+    rules = Path(os.environ["XDG_CONFIG_HOME"]) / "laca" / "rules.yaml"
+    rules.write_text("rules:\n  - name: tests\n    action: allow\n    prefix: [pytest]\n"
+                     "  - name: no-push\n    action: deny\n    prefix: [git, push]\n")
+    r = run("policy", "check", "pytest -q", "git push origin main", "touch x", workspace=workspace)
+    assert r.returncode == 0, r.stderr
+    assert "→ runs without asking (rule tests" in r.stdout and "→ blocked (rule no-push" in r.stdout
+    assert "→ asks first" in r.stdout
+    lines = run("policy", "check", "--jsonl", workspace=workspace, stdin='{"cmd": "pytest -q"}\n').stdout
+    assert json.loads(lines)["decision"] == "allow"
