@@ -9,15 +9,23 @@ than that write.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
 from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer, closes_fence
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def rows_after_resize(cells: list[int], width: int) -> int:
+    """Rows that lines of these widths take once the terminal re-wrapped them at `width`."""
+    return sum(max(1, -(-cells_wide // max(width, 1))) for cells_wide in cells)
 
 
 class MarkdownStream:
@@ -35,6 +43,7 @@ class MarkdownStream:
         self._printed = 0  # blocks written to the scrollback
         self._region = 0  # lines currently drawn in the live region
         self._region_width = 0  # the terminal width they were drawn at
+        self._region_cells: list[int] = []  # and how wide each of them is
         self._last_paint = 0.0
         self._lock = threading.Lock()  # a deferred repaint runs on a timer thread
         self._timer: threading.Timer | None = None
@@ -129,10 +138,12 @@ class MarkdownStream:
         if not self._region:
             return ""
         drawn, self._region = self._region, 0
-        if self.console.width != self._region_width:
-            # The terminal was resized and may have re-wrapped what is drawn, so the row count is unknown:
-            # moving up could erase finished text. Leave the stale draft and carry on below it.
-            return "\r\n"
+        width = self.console.width
+        if width != self._region_width:
+            # Resized: terminals re-wrap what is drawn (tmux, VTE, iTerm2, kitty, Konsole, Windows Terminal do),
+            # so each drawn line now takes as many rows as its width needs at the new width. Erasing exactly
+            # those rows leaves no copy of the draft behind.
+            drawn = rows_after_resize(self._region_cells, width)
         up = f"\x1b[{drawn - 1}A" if drawn > 1 else ""
         return "\r" + up + "\x1b[J"
 
@@ -143,6 +154,7 @@ class MarkdownStream:
         if lines:
             out += HIDE_CURSOR + "\n".join(lines)
             self._region, self._region_width = len(lines), width
+            self._region_cells = [cell_len(ANSI.sub("", line)) for line in lines]
         self._write(out)
         self._last_paint = time.monotonic()
 

@@ -170,20 +170,23 @@ def test_a_slow_terminal_gets_one_write_per_repaint_not_one_per_chunk() -> None:
     assert re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", term.getvalue()).count("x = 1") >= 200
 
 
-def test_after_a_resize_the_draft_is_left_alone_not_erased_by_a_wrong_row_count() -> None:
+def test_after_a_resize_the_draft_is_erased_at_its_re_wrapped_height_leaving_no_copy() -> None:
+    from framework_core.ui.markdown_stream import rows_after_resize
+
+    assert rows_after_resize([60, 10, 0], 40) == 4 and rows_after_resize([60, 10], 80) == 2
     buf = io.StringIO()
     console = Console(file=buf, width=60, height=20, force_terminal=True, color_system=None)
     stream = MarkdownStream(console, refresh_per_second=1e9)
     stream.feed("Finished block.\n\nAn open paragraph long enough to wrap over two rows at forty columns wide")
-    console.width = 40  # the user narrows the window
+    drawn = list(stream._region_cells)
+    console.width = 40  # the user narrows the window: the terminal re-wraps the draft
     buf.seek(0)
     buf.truncate()
     stream.feed(" and more.")
     after_resize = buf.getvalue()
-    import re
-
-    assert "\x1b[J" not in after_resize and not re.search(r"\x1b\[\d*A", after_resize)  # no erase, no cursor-up
-    assert after_resize.startswith("\r\n") and "more." in after_resize
+    rows = rows_after_resize(drawn, 40)
+    assert rows > len(drawn)  # the narrower terminal shows the same draft on more rows
+    assert after_resize.startswith(f"\r\x1b[{rows - 1}A\x1b[J") and "more." in after_resize
     buf.seek(0)
     buf.truncate()
     stream.feed(" Still more.")
