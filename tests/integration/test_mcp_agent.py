@@ -20,7 +20,7 @@ from tests.integration.mcp_servers import CASES
 
 
 def agent_for(wire: str, server, workspace: Path, monkeypatch: pytest.MonkeyPatch, *, extra: str = "",
-              window: int | None = None):
+              window: int | None = None, answers: tuple[str, ...] = ()):
     server._queue.clear()
     server.requests.clear()
     limit = f"    context_window: {window}\n    max_tokens: 512\n" if window else ""
@@ -31,7 +31,7 @@ def agent_for(wire: str, server, workspace: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-openai")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-anthropic")
     events: list = []
-    parts = build_agent(load_config(workspace, Overrides()), events=events.append, approver=ScriptedApprover(),
+    parts = build_agent(load_config(workspace, Overrides()), events=events.append, approver=ScriptedApprover(answers),
                         session=open_session(workspace.parent / "data"), start_mcp=True)
     return parts.agent, events
 
@@ -99,31 +99,30 @@ def test_a_server_that_fails_to_start_is_said_once(openai_server, workspace: Pat
                     f"fix the server's command). See {agent.mcp.log_dir / 'mcp-broken.log'}"]
 
 
-def seq_round(n: int) -> Reply:
-    command = "seq 1 20000"
-    return Reply(tool_calls=[ToolCallSpec("executeBashCommand", {"command": command, "icerc_full_text": f"run {command}"},
-                                          id=f"call_seq{n}")])
+def big_write(n: int) -> Reply:
+    """A call whose own arguments are large (no output budget bounds them, compaction keeps them)."""
+    return Reply(tool_calls=[ToolCallSpec("writeFile", {"path": f"part{n}.txt", "content": "x" * 40_000,
+                                                        "icerc_full_text": f"write part {n}"}, id=f"call_w{n}")])
 
 
 def test_a_turn_grown_past_a_small_window_is_cut_in_the_request(wire, workspace: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Three big outputs in one turn: too recent to compact, so the request itself is cut to fit."""
+    """Three large calls in one turn: too recent to compact, so the request itself is cut to fit."""
     name, server = wire
-    agent, _ = agent_for(name, server, workspace, monkeypatch, window=8_192)
-    server.enqueue(seq_round(1), seq_round(2), seq_round(3), Reply(text="counted"))
+    agent, _ = agent_for(name, server, workspace, monkeypatch, window=8_192, answers=("n", "n", "n"))
+    server.enqueue(big_write(1), big_write(2), big_write(3), Reply(text="written"))
     try:
-        outcome = agent.run_turn("count to 20000 three times")
+        outcome = agent.run_turn("write three parts")
     finally:
         agent.mcp.close()
-    assert (outcome.text, max(len(json.dumps(r)) for r in server.requests) < 8_192 * 4) == ("counted", True)
+    assert (outcome.text, max(len(json.dumps(r)) for r in server.requests) < 8_192 * 4) == ("written", True)
 
 
 def test_the_cut_is_said_to_the_user(openai_server, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    agent, events = agent_for("openai", openai_server, workspace, monkeypatch, window=8_192)
-    # each result is held to a tenth of the window: a dozen of them overflow it
-    openai_server.enqueue(*[seq_round(n) for n in range(1, 13)], Reply(text="counted"))
+    agent, events = agent_for("openai", openai_server, workspace, monkeypatch, window=8_192, answers=("n", "n", "n"))
+    openai_server.enqueue(big_write(1), big_write(2), big_write(3), Reply(text="written"))
     try:
-        agent.run_turn("count to 20000 twelve times")
+        agent.run_turn("write three parts")
     finally:
         agent.mcp.close()
     assert any("no longer fits fake-model's context window (8,192 tokens)" in e.text
