@@ -156,8 +156,8 @@ def fitted_panel(req: ApprovalRequest, console: Console, rows: int) -> Renderabl
     return panel
 
 
-def question_items(req: ApprovalRequest) -> list[str]:
-    """The answers on offer, each a key and what it does."""
+def question_items(req: ApprovalRequest, width: int = 100) -> list[str]:
+    """The answers on offer, each a key and what it does (the grant's label cut to fit `width`)."""
     from framework_core.ui.render import one_line
 
     if req.level == Level.DANGEROUS:
@@ -167,8 +167,9 @@ def question_items(req: ApprovalRequest) -> list[str]:
     else:
         items = ["y once", "n no"]
         if req.allow_session:
-            more = " (or a prefix you pick)" if len(req.grant_options) > 1 else ""
-            items.append(f"a always this session: {visible(one_line(req.grant_options[0].label, 48))}{more}")
+            more = " (or a prefix)" if len(req.grant_options) > 1 else ""
+            room = max(16, min(60, width - 26 - len(more)))
+            items.append(f"a always, this session: {visible(one_line(req.grant_options[0].label, room))}{more}")
     if req.remaining and req.level < Level.DANGEROUS:
         items.append(f"r yes to this and the {req.remaining} remaining that ask")
     items.append("v view all")
@@ -184,7 +185,7 @@ def question_text(req: ApprovalRequest, width: int = 100) -> str:
     """`Allow? y once · n no · …` wrapped to `width`, the answer typed on the last line after `›`."""
     head = "Run this DANGEROUS action once?" if req.level == Level.DANGEROUS else "Allow?"
     lines, line = [], head
-    for item in question_items(req):
+    for item in question_items(req, width):
         piece = f" · {item}" if line != head else f" {item}"
         if len(line) + len(piece) > max(width - 1, 30) and line != head:
             lines.append(line)

@@ -203,7 +203,8 @@ class EventRenderer:
         else:
             line = Text(f"  {mark} ", style=style)
             line.append(visible(summarise_result(ev.result)), style=style)
-            line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
+            if ev.result.status in ("success", "error") or ev.duration_s >= 0.01:  # not for calls that never ran
+                line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
             self.console.print(line)
         if ev.result.data.get("sandbox"):
             self.console.print(Text(f"  ⛶ sandbox: {visible(str(ev.result.data['sandbox']))}", style="laca.warn"))
@@ -302,6 +303,8 @@ def summarise_result(result: ToolResult) -> str:
         if "content" in d:
             return one_line(str(d["content"]) or "(no content)", 120)
         return "done"
+    if result.status == "dry_run":
+        return "dry run: shown above, not made; nothing changed"
     if d.get("mode") == "plan":
         return f"not run (plan mode): {one_line(str(d.get('would_run', '')), 100)}"
     return one_line(str(d.get("error_message") or d.get("message") or result.status), 160)

@@ -127,6 +127,8 @@ def test_a_400_line_write_keeps_title_action_and_question_on_24_rows() -> None:
 def test_the_question_fits_the_width(width: int) -> None:
     req = request("npm run build", "Command: npm run build")
     req.can_preview = req.can_unsandbox = True
+    long = request("npm run build -- --workspace packages/a-rather-long-package-name", "x")
+    assert all(len(line) <= width for line in question_text(long, width).splitlines())
     lines = question_text(req, width).splitlines()
     assert lines[0].startswith("Allow?") and all(len(line) <= width for line in lines)
-    assert "a always this session: exactly: npm run build" in question_text(req, 120)
+    assert "a always, this session: exactly: npm run build" in question_text(req, 120)
