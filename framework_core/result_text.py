@@ -21,8 +21,8 @@ STREAMS = ("stdout", "stderr")
 BODIES = ("content", "body")  # a file's text, an MCP server's content, a declared API tool's response
 #: Short notes after the output, each one line: "sandbox: ...".
 NOTES = ("sandbox", "undo_note", "env_withheld", "would_run", "details")
-OPENING = {"declined_by_user": "Declined by the user", "blocked_by_policy": "Blocked by policy",
-           "dry_run": "Dry run"}
+#: Put before a refusal's message when the message is a fragment rather than a sentence of its own.
+OPENING = {"declined_by_user": "Stopped", "blocked_by_policy": "Blocked by policy", "dry_run": "Dry run"}
 
 
 def render(result: "ToolResult") -> str:
@@ -58,10 +58,9 @@ def _header(status: str, data: dict[str, Any]) -> str:
         return first + (f"\n{data['message']}" if data.get("message") else "")
     if status == "error":
         sentence = f"Error: {data.get('error_message') or 'the tool failed'}"
-    else:
+    else:  # a message that starts as a sentence is one ("User declined execution."); a fragment gets an opening
         message = str(data.get("message") or "").strip()
-        opening = OPENING.get(status, status)
-        sentence = message if message.lower().startswith(opening.lower()) else f"{opening}: {message or 'not run'}"
+        sentence = message if message[:1].isupper() else f"{OPENING.get(status, status)}: {message or 'not run'}"
     if data.get("user_reason"):
         sentence = f"{_sentence(sentence)} Their reason: {data['user_reason']}"
     return sentence + (f" ({' · '.join(facts)})" if facts else "")

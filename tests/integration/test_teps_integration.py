@@ -48,8 +48,8 @@ def test_y_n_a_in_one_reply(rig: Rig) -> None:
     assert (rig.workspace / "three.txt").exists()
     results = last_results(rig)
     assert [r["id"] for r in results] == ["c1", "c2", "c3"]
-    assert [r["text"].split(" ")[0] for r in results] == ["ok", "Declined", "ok"]
-    assert results[1]["text"].startswith("Declined by the user")
+    assert [r["text"].split(" ")[0] for r in results] == ["ok", "User", "ok"]
+    assert results[1]["text"] == "User declined execution."
     assert [(s.index, s.total) for s in rig.approver.seen] == [(1, 3), (2, 3), (3, 3)]
     # 'a' remembered exactly that command: the next identical call runs without a prompt
     rig.server.enqueue(Reply(tool_calls=[bash_call("touch three.txt", "c4")]), Reply(text="ok"))

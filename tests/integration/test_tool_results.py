@@ -96,7 +96,7 @@ def test_file_tools_say_what_they_did_in_plain_words(rig: Rig) -> None:
 def test_refusals_and_blocks_read_as_sentences(rig: Rig) -> None:
     rig.approver.push("n")
     out = run(rig, bash("touch made.txt", "c1"), bash("rm -rf ~", "c2"))
-    assert out["c1"] == "Declined by the user: User declined execution."
+    assert out["c1"] == "User declined execution."
     assert out["c2"].startswith("Blocked by policy: ") and "home" in out["c2"]
 
 
@@ -162,7 +162,7 @@ def test_only_the_saved_outputs_are_read_outside_the_workspace_without_asking(ri
     out = run(rig, tool("readFile", "r1", path=str(transcript)), tool("readFile", "r2", path=str(saved.parent / "..")),
               prompt="peek")
     assert [r.request.request_id for r in rig.approver.seen] == ["r1", "r2"]
-    assert out["r1"].startswith("Declined by the user") and out["r2"].startswith("Declined by the user")
+    assert out["r1"] == out["r2"] == "User declined execution."
 
 
 def test_a_saved_output_gone_with_its_session_says_so(rig: Rig) -> None:

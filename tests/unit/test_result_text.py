@@ -46,7 +46,7 @@ def test_a_timeout_is_an_error_sentence_with_what_was_printed() -> None:
 
 def test_refusals_are_sentences_with_the_users_reason() -> None:
     assert render(result("declined_by_user", message="User declined execution.", user_reason="not now")) == \
-        "Declined by the user: User declined execution. Their reason: not now"
+        "User declined execution. Their reason: not now"
     assert render(result("blocked_by_policy", message="Blocked by policy: deletes your home.", reasons=["x"])) == \
         "Blocked by policy: deletes your home."
     assert render(result("dry_run", message="Dry run: not run.", would_run="rm x")) == "Dry run: not run.\nwould run: rm x"
@@ -54,7 +54,7 @@ def test_refusals_are_sentences_with_the_users_reason() -> None:
 
 def test_an_interrupted_call_says_it_did_not_finish() -> None:
     text = render(result("declined_by_user", message="interrupted by the user (Ctrl-C) before this call finished"))
-    assert text == "Declined by the user: interrupted by the user (Ctrl-C) before this call finished"
+    assert text == "Stopped: interrupted by the user (Ctrl-C) before this call finished"
 
 
 def test_file_tools_read_as_what_they_did() -> None:
