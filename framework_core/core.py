@@ -154,6 +154,12 @@ class Agent:
         """Something the user did outside the conversation (an /undo): said to the model with the next message."""
         self.pending_notes.append(text)
 
+    def run_user_command(self, command: str) -> ToolResult:
+        """`!cmd`: the user's own command, in the sandbox as an approved one; recorded, and told to the model."""
+        from framework_core.user_command import run_user_command
+
+        return run_user_command(self, command)
+
     def set_mode(self, mode: str) -> None:
         """ask / accept-edits / plan: how much runs without asking. The model is told with the next message."""
         from framework_core.teps import MODES

@@ -41,8 +41,10 @@ class Commands:
             for cmd in [c for c in COMMANDS if c.topic == topic]:
                 table.add_row(f"/{cmd.name} {cmd.args}".strip(), cmd.help)
             self.repl.console.print(table)
-        self.say("Keys: Enter sends · Alt+Enter or Esc Enter adds a line · Ctrl-R searches history · "
-                 "@path attaches a file · Ctrl-C stops a reply · Ctrl-D quits", "laca.dim")
+        self.say("Keys: Enter sends · Ctrl-J, Alt+Enter or \\ Enter adds a line · Ctrl-G edits in $EDITOR · "
+                 "Shift-Tab cycles modes (ask, accept edits, plan) · Ctrl-R searches history · @path attaches a "
+                 "file · !cmd runs a command yourself · Esc or Ctrl-C stops a reply or a command · Ctrl-D quits",
+                 "laca.dim")
 
     def exit(self, arg: str) -> None:
         raise ExitRepl()

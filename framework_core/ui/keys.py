@@ -166,7 +166,8 @@ def ask_key(message: Any, choices: str, *, default: str | None = None, guard_s: 
     session: PromptSession[str] = PromptSession(key_bindings=kb, input=pt_input, output=pt_output)
     if session.app.input is not None:
         clear_typeahead(session.app.input)
-    return session.prompt(shown)
+    with paused_watcher():
+        return session.prompt(shown)
 
 
 def ask_line(message: str, *, pt_input: Any = None, pt_output: Any = None) -> str:
@@ -174,6 +175,134 @@ def ask_line(message: str, *, pt_input: Any = None, pt_output: Any = None) -> st
 
     session: PromptSession[str] = PromptSession(input=pt_input, output=pt_output)
     try:
-        return session.prompt(message).strip()
+        with paused_watcher():
+            return session.prompt(message).strip()
     except EOFError:
         return ""
+
+
+class EscWatcher:
+    """While a turn runs, Esc stops it as Ctrl-C does; other keys typed meanwhile are kept for the next prompt.
+
+    The terminal is put in non-canonical, no-echo mode (signals stay on, so Ctrl-C works as always) and a
+    thread reads it. A lone ESC byte is Esc; one followed at once by more bytes is a key sequence (an arrow)
+    and is kept with the other typing. Questions asked during the turn (approvals) pause the watcher, so that
+    only one reader owns the terminal at a time.
+    """
+
+    active: "EscWatcher | None" = None
+
+    def __init__(self, on_esc: Callable[[], None] | None = None) -> None:
+        import threading
+
+        self.on_esc = on_esc or _interrupt_main
+        self.typed = bytearray()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._paused = False
+        self._fd: int | None = None
+        self._saved: Any = None
+        self._thread: Any = None
+
+    def __enter__(self) -> "EscWatcher":
+        import threading
+
+        try:
+            import termios
+
+            if not sys.stdin.isatty():
+                return self
+            self._fd = sys.stdin.fileno()
+            self._saved = termios.tcgetattr(self._fd)
+        except (ImportError, OSError, ValueError):
+            self._fd = None
+            return self
+        self._quiet()
+        EscWatcher.active = self
+        self._thread = threading.Thread(target=self._run, name="laca-esc", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(1.0)
+        with self._lock:
+            self._restore()
+        EscWatcher.active = None
+
+    def _quiet(self) -> None:
+        import termios
+
+        assert self._fd is not None
+        mode = termios.tcgetattr(self._fd)
+        mode[3] &= ~(termios.ICANON | termios.ECHO)
+        mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
+        termios.tcsetattr(self._fd, termios.TCSANOW, mode)
+
+    def _restore(self) -> None:
+        if self._fd is not None and self._saved is not None:
+            import termios
+
+            try:
+                termios.tcsetattr(self._fd, termios.TCSANOW, self._saved)
+            except (OSError, termios.error):
+                pass
+
+    def pause(self) -> None:
+        """Give the terminal back while a question is asked (what was typed before stays for the next prompt)."""
+        with self._lock:
+            self._paused = True
+            self._restore()
+
+    def resume(self) -> None:
+        with self._lock:
+            if self._paused and self._fd is not None and not self._stop.is_set():
+                self._quiet()
+            self._paused = False
+
+    def _run(self) -> None:
+        import select
+
+        assert self._fd is not None
+        while not self._stop.is_set():
+            ready = select.select([self._fd], [], [], 0.05)[0]
+            with self._lock:
+                if not ready or self._paused or self._stop.is_set():
+                    continue
+                try:
+                    data = os.read(self._fd, 256)
+                    if data == b"\x1b" and not select.select([self._fd], [], [], 0.03)[0]:
+                        self.on_esc()
+                        continue
+                except OSError:
+                    return
+                self.typed += data
+
+    def take_text(self) -> str:
+        """What was typed meanwhile, as text for the next prompt (control keys and sequences left out)."""
+        import re
+
+        text = re.sub(r"\x1b(\[[0-9;?]*[A-Za-z~]|O.|.)", "", self.typed.decode("utf-8", errors="ignore"))
+        self.typed = bytearray()
+        return "".join(c for c in text if c.isprintable() or c == "\n").replace("\r", "")
+
+
+def _interrupt_main() -> None:
+    """Esc stops what runs the way Ctrl-C does: a SIGINT to this process."""
+    import signal
+
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+class paused_watcher:
+    """Pause the Esc watcher (if a turn is running) while a question owns the terminal."""
+
+    def __enter__(self) -> None:
+        self.watcher = EscWatcher.active
+        if self.watcher is not None:
+            self.watcher.pause()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.watcher is not None:
+            self.watcher.resume()

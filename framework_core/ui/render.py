@@ -49,7 +49,7 @@ class Spinner:
         self._live.__enter__()
 
     def _text(self) -> Text:
-        return Text(f"{self.label} {time.monotonic() - self._start:4.1f}s  (Ctrl-C to stop)", style="laca.dim")
+        return Text(f"{self.label} {time.monotonic() - self._start:4.1f}s  (Esc to stop)", style="laca.dim")
 
     def _renderable(self) -> Any:
         self._spinner.text = self._text()
@@ -145,7 +145,7 @@ class EventRenderer:
         if body and "\n" not in body:
             line.append("  " + visible(body), style="bold")
         if ev.auto_approved:
-            word = "" if ev.reason.startswith(("dry run", "you approved")) else "runs without asking: "
+            word = "" if ev.reason.startswith(("dry run", "you ")) else "runs without asking: "
             line.append(f"   ({word}{visible(one_line(ev.reason, 60))})" if ev.reason else "   (auto)",
                         style="laca.dim")
         self.console.print(line)

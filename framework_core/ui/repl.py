@@ -93,6 +93,10 @@ class Repl:
         self._pt_io = {"input": pt_input, "output": pt_output}
         self._session: Any = None
         self._last_ctrl_c = 0.0
+        from framework_core.ui.prompt_keys import Pastes
+
+        self.pastes = Pastes()  # long pastes shown collapsed in the input box
+        self.typed_meanwhile = ""
 
     @property
     def commands(self) -> Any:
@@ -176,40 +180,14 @@ class Repl:
             from framework_core.ui.input_history import make_history
 
             history = make_history(user_data_dir())  # memory only when the disk refuses it, never a traceback
+            from framework_core.ui.prompt_keys import quick_escape, repl_bindings
+
             self._session = PromptSession(
                 history=history, completer=LacaCompleter(self), complete_while_typing=True,
-                key_bindings=self._bindings(), bottom_toolbar=self._toolbar,
+                key_bindings=repl_bindings(self, self.pastes), bottom_toolbar=self._toolbar,
                 enable_history_search=False, **self._pt_io)
+            quick_escape(self._session.app)
         return self._session
-
-    def _bindings(self) -> Any:
-        from prompt_toolkit.key_binding import KeyBindings
-
-        kb = KeyBindings()
-
-        @kb.add("escape", "enter")
-        def _newline(event: Any) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @kb.add("s-tab")
-        def _next_mode(event: Any) -> None:
-            """Shift-Tab cycles ask → accept edits → plan (shown in the status line; the model is told)."""
-            if self._agent is None:
-                return
-            from framework_core.teps import MODES
-
-            self._agent.set_mode(MODES[(MODES.index(self._agent.teps.mode) + 1) % len(MODES)])
-            event.app.invalidate()
-
-        @kb.add("c-c")
-        def _ctrl_c(event: Any) -> None:
-            buf = event.current_buffer
-            if buf.text:
-                buf.reset()
-            else:
-                event.app.exit(exception=KeyboardInterrupt())
-
-        return kb
 
     def _toolbar(self) -> Any:
         from framework_core.ui.statusline import status_fragments
@@ -238,12 +216,13 @@ class Repl:
             text, self.pending_input = self.pending_input, None
             self.console.print(Text(f"{self.agent.persona_id}> ", style="bold") + Text(text))
             return text
-        text = self.prompt_session().prompt(self.prompt_message, pre_run=self._start_boot)
+        typed, self.typed_meanwhile = self.typed_meanwhile, ""  # keys typed while the last turn ran
+        text = self.prompt_session().prompt(self.prompt_message, pre_run=self._start_boot, default=typed)
         take = getattr(self.prompt_session().history, "take_warning", None)
         warning = take() if take is not None else None
         if warning:
             self.console.print(Text(warning, style="laca.err"))
-        return text
+        return self.pastes.expand(text)
 
     # -- loop -----------------------------------------------------------------------------------
     def banner(self) -> None:
@@ -328,6 +307,8 @@ class Repl:
         try:
             if is_command(text):
                 self.slash(text.strip())
+            elif text.startswith("!") and text[1:].strip():
+                self.shell(text[1:].strip())
             else:
                 self.send(text.lstrip()[1:] if text.lstrip().startswith("//") else text)
         except (ExitRepl, BootFailed):
@@ -362,12 +343,30 @@ class Repl:
         message, notes = expand_attachments(text, self.loaded.workspace, self.loaded.config.ui.attach_max_bytes)
         for note in notes:
             self.console.print(Text(note, style="laca.warn" if "not attached" in note else "laca.dim"))
-        self.agent.run_turn(message)
+        from framework_core.ui.keys import EscWatcher
+
+        with EscWatcher() as watcher:  # Esc stops the reply or the command, as Ctrl-C does
+            try:
+                self.agent.run_turn(message)
+            finally:
+                self.typed_meanwhile = watcher.take_text()
         from framework_core.compaction import maybe_compact
 
         note = maybe_compact(self.agent)
         if note:
             self.console.print(Text(note, style="laca.dim"))
+
+    def shell(self, command: str) -> None:
+        """`!cmd`: run a command yourself, in the sandbox (Esc or Ctrl-C stops it)."""
+        from framework_core.ui.keys import EscWatcher
+
+        with EscWatcher() as watcher:
+            try:
+                self.agent.run_user_command(command)
+            finally:
+                self.typed_meanwhile = watcher.take_text()
+        self.console.print(Text("The model sees this command and its output with your next message.",
+                                style="laca.dim"))
 
     def shutdown(self) -> None:
         self.renderer.pause()

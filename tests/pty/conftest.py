@@ -46,6 +46,7 @@ def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
         child = pexpect.spawn(sys.executable, [str(ROOT / "run_framework.py"), *chosen,
                                                 *(["--no-mcp"] if no_mcp else []), *args],
                               cwd=str(workspace), env=full, encoding="utf-8", timeout=20, dimensions=(40, 120))
+        child.linesep = "\r"  # Enter, as a terminal sends it (a bare \n is Ctrl-J, which adds a line)
         children.append(child)
         return child
 

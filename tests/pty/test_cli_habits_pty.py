@@ -164,3 +164,38 @@ def test_policy_check_applies_the_rule_files_the_repl_applies(workspace: Path, i
     assert "→ asks first" in r.stdout
     lines = run("policy", "check", "--jsonl", workspace=workspace, stdin='{"cmd": "pytest -q"}\n').stdout
     assert json.loads(lines)["decision"] == "allow"
+
+
+def test_esc_stops_a_reply_and_a_running_command(spawn, fake_openai, workspace: Path) -> None:
+    fake_openai.enqueue(Reply(text="word " * 400, chunk_size=5, delay_s=0.01))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("long please")
+    child.expect_exact("word word")
+    child.send("\x1b")
+    child.expect_exact("Interrupted")
+    child.expect_exact(PROMPT)
+    fake_openai.enqueue(Reply(tool_calls=[ToolCallSpec("executeBashCommand", {
+        "command": "sleep 4242.5", "icerc_full_text": "b"})]), Reply(text="after the stop"))
+    child.sendline("sleep")
+    child.expect_exact("running")
+    started = time.monotonic()
+    child.send("\x1b")
+    child.expect_exact(PROMPT)
+    assert time.monotonic() - started < 3  # stopped, not waited out
+    child.sendline("again")
+    child.expect_exact("after the stop")
+
+
+def test_keys_typed_while_a_reply_streams_wait_in_the_next_prompt(spawn, fake_openai) -> None:
+    fake_openai.enqueue(Reply(text="slowly " * 60, chunk_size=7, delay_s=0.02), Reply(text="got the typed one"))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("go")
+    child.expect_exact("slowly slowly")
+    child.send("typed early")
+    child.expect_exact(PROMPT)
+    child.expect_exact("typed early")  # in the input box, not sent
+    child.send("\r")
+    child.expect_exact("got the typed one")
+    assert fake_openai.sent_messages()[-1]["content"] == "typed early"

@@ -148,6 +148,7 @@ def test_read_only_data_dir_starts_in_memory_with_one_warning(fake_openai, works
     script = f'mount -t tmpfs -o ro tmpfs "{data}" && exec "{sys.executable}" "{ROOT / "run_framework.py"}" --no-mcp'
     child = pexpect.spawn(UNSHARE, ["--user", "--map-root-user", "--mount", "sh", "-c", script], cwd=str(workspace),
                           env=env, encoding="utf-8", timeout=20, dimensions=(40, 120))
+    child.linesep = "\r"  # Enter, as a terminal sends it
     try:
         child.expect_exact(PROMPT)
         child.sendline("first")

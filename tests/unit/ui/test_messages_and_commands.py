@@ -77,3 +77,16 @@ def test_every_mention_is_accounted_for(workspace: Path) -> None:
         text, notes = expand_attachments(f"read {mention} please", workspace, 1000)
         assert '<file path="my file.txt">\nspaced' in text, mention
         assert notes == ["attached @my file.txt (7 bytes)"], mention
+
+
+def test_bang_runs_a_command_yourself_in_the_sandbox_and_the_model_is_told(repl, workspace: Path) -> None:
+    r, buf, server = repl
+    r.handle("!echo made > shell.txt && echo done && cat ~/.ssh/id_rsa")
+    out = buf.getvalue()
+    assert (workspace / "shell.txt").read_text() == "made\n" and "done" in out
+    assert "(you typed it (!))" in out and "✗ exit 1" in out  # the credential stays hidden: cat fails
+    assert r.agent.teps.undo.entries(), "the change can be undone like an approved command's"
+    server.enqueue(Reply(text="I see."))
+    r.handle("what happened?")
+    sent = server.sent_messages()[-1]["content"]
+    assert "the user ran `echo made > shell.txt" in sent and "done" in sent and sent.endswith("what happened?")

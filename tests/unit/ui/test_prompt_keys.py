@@ -1,0 +1,85 @@
+"""The REPL prompt's keys, through prompt_toolkit's pipe input: new lines, pastes, the editor, Esc."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from framework_core.approval import ScriptedApprover
+from framework_core.config_load import Overrides, load_config
+from framework_core.session import open_session
+from framework_core.ui.prompt_keys import Pastes
+from framework_core.ui.render import EventRenderer
+from framework_core.ui.repl import Repl
+from framework_core.wiring import build_agent
+
+
+@pytest.fixture
+def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Repl, object]]:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    loaded = load_config(workspace, Overrides())
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    renderer = EventRenderer(console)
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        parts = build_agent(loaded, events=renderer, approver=ScriptedApprover(), session=open_session(workspace / "d"),
+                            start_mcp=False)
+        yield Repl(loaded, parts.agent, console, renderer, pt_input=pipe, pt_output=DummyOutput()), pipe
+
+
+def later(seconds: float, action) -> None:
+    threading.Timer(seconds, action).start()
+
+
+def test_ctrl_j_and_a_backslash_before_enter_add_a_line(repl) -> None:
+    r, pipe = repl
+    pipe.send_text("one\ntwo\r")  # \n is Ctrl-J
+    assert r.read() == "one\ntwo"
+    pipe.send_text("three \\\rfour\r")
+    assert r.read() == "three \nfour"
+
+
+def test_a_long_paste_is_collapsed_and_sent_whole(repl) -> None:
+    r, pipe = repl
+    pasted = "".join(f"line {i}\n" for i in range(61))
+    pipe.send_text("look: \x1b[200~" + pasted + "\x1b[201~ thanks\r")
+    assert r.read() == "look: " + pasted + " thanks"
+    pastes = Pastes()
+    assert pastes.keep(pasted) == "[pasted 61 lines #1]"
+    assert pastes.expand("a [pasted 61 lines #1] b [pasted 3 lines #9]") == f"a {pasted} b [pasted 3 lines #9]"
+
+
+def test_esc_then_a_key_after_a_pause_is_that_key_not_alt(repl) -> None:
+    r, pipe = repl
+    pipe.send_text("ab")
+    later(0.05, lambda: pipe.send_text("\x1b"))
+    later(0.4, lambda: pipe.send_text("b\r"))  # with Alt-b this would move back a word instead
+    assert r.read() == "abb"
+
+
+def test_ctrl_g_edits_the_draft_and_puts_it_back_unsent(repl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    r, pipe = repl
+    edited = tmp_path / "edited"
+    editor = tmp_path / "editor.sh"
+    editor.write_text(f'#!/bin/sh\nprintf "%s and more" "$(cat "$1")" > "$1"\ntouch {edited}\n')
+    editor.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(editor))
+    pipe.send_text("draft\x07")
+
+    def enter_once_edited() -> None:
+        deadline = time.monotonic() + 10
+        while not edited.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)  # the edited text goes back into the box
+        pipe.send_text("\r")
+
+    threading.Thread(target=enter_once_edited, daemon=True).start()
+    assert r.read() == "draft and more"
