@@ -101,8 +101,23 @@ class JsonReport:
                 "is_error": bool(error), "duration_ms": int((time.monotonic() - self.started) * 1000),
                 "duration_api_ms": int(self.api_s * 1000), "num_turns": self.turns, "result": outcome.text,
                 "session_id": self.session_id, "total_cost_usd": round(cost, 6) if cost is not None else None,
-                "model": self.model, "usage": usage_dict(outcome.usage), "permission_denials": self.denials,
+                "model": self.model, **_usage(agent, outcome), "permission_denials": self.denials,
                 "error": error, "tool_calls": calls, "interrupted": outcome.interrupted, "cut_off": cut_off}
+
+
+def _usage(agent: "Agent", outcome: "TurnOutcome") -> dict[str, Any]:
+    """This turn's tokens (`usage`, as /tokens counts a turn: compaction's requests included) and the session's
+    (`total_usage`, more than the turn after --continue), each with its requests and cost where prices are known."""
+    ledger, prices = agent.session.ledger, agent.caps.prices
+    turn = ledger.turns[-1] if ledger.turns else None
+    used = turn.usage if turn is not None else outcome.usage
+
+    def figures(usage: Any, requests: int) -> dict[str, Any]:
+        cost = prices.cost(usage)
+        return {**usage_dict(usage), "requests": requests, "cost_usd": round(cost, 6) if cost is not None else None}
+
+    return {"usage": figures(used, turn.requests if turn is not None else 0),
+            "total_usage": figures(agent.session.usage, ledger.requests)}
 
 
 def error_result(message: str, *, fmt: str, exit_code: int) -> None:

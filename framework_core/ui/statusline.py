@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit.formatted_text import FormattedText
 
+from framework_core.accounting import status_total
+
 if TYPE_CHECKING:
     from framework_core.core import Agent
 
@@ -51,7 +53,7 @@ def status_parts(agent: "Agent") -> list[list[tuple[str, str]]]:
         pieces.append([(ALARM, " NO API KEY "), ("", " ")])
     pieces.append([("bold", f" {agent.provider_name}"), ("", f" · {agent.provider.model}")])
     pieces.append([("", f" · ctx {context_share(agent):.0f}%")])
-    pieces.append([("", f" · {agent.session.usage.total:,} tok")])
+    pieces.append([("", f" · {status_total(agent.session.usage, agent.caps.prices)}")])  # all tokens, and the cost
     pieces.append([("", f" · persona {agent.persona_id}")])
     if mode == "ask":
         pieces.append([("fg:ansibrightblack", " · ⇧Tab modes")])

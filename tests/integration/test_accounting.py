@@ -3,6 +3,7 @@ figures after a resume."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,9 @@ def test_the_status_line_total_counts_cached_input_and_cost(claude) -> None:
     usage = claude.agent.session.usage
     text = status_total(usage, claude.agent.caps.prices)
     assert usage.cache_read_tokens > 0 and text.startswith(f"{all_tokens(usage):,} tok · $")
+    from framework_core.ui.statusline import status_fragments
+
+    assert f" · {text}" in "".join(part for _, part in status_fragments(claude.agent))
 
 
 def test_a_resumed_session_shows_the_same_turns(claude) -> None:
@@ -72,3 +76,27 @@ def test_unknown_prices_leave_the_cost_out(workspace: Path, monkeypatch: pytest.
     report = usage_report(rig.agent)
     assert "cost" not in report.splitlines()[0] and "Cost: unknown (no prices for fake-model" in report
     assert "$" not in status_total(rig.agent.session.usage, rig.agent.caps.prices)
+
+
+def test_oneshot_json_reports_the_turn_and_the_session(workspace: Path, anthropic_server) -> None:
+    """`-p --output-format json`: `usage` is this turn (as /tokens counts it), `total_usage` the session, which
+    after --continue holds the earlier turn too; each with its requests and cost."""
+    from tests.integration.test_cli import laca
+
+    anthropic_server._queue.clear()
+    anthropic_server.reset()
+    (workspace.parent / "p.yaml").write_text(
+        f"llm_provider: c\nllm_settings:\n  c:\n    type: anthropic\n    base_url: {anthropic_server.base_url}\n"
+        "    model: claude-sonnet-5-5\n    api_key_env_var: LACA_TEST_KEY\n")
+    env = {"LACA_TEST_KEY": "test-key-anthropic"}
+    read = ToolCallSpec("readFile", {"path": "notes.txt", "icerc_full_text": icerc("read notes.txt")})
+    (workspace / "notes.txt").write_text("a line\n")
+    anthropic_server.enqueue(Reply(tool_calls=[read]), Reply(text="Read."), Reply(text="Again."))
+    args = ("--config", str(workspace.parent / "p.yaml"), "--output-format", "json")
+    first = json.loads(laca(*args, "-p", "read notes.txt", cwd=workspace, env=env).stdout)
+    second = json.loads(laca(*args, "--continue", "-p", "and again", cwd=workspace, env=env).stdout)
+    assert (first["usage"]["requests"], first["total_usage"]["requests"]) == (2, 2)
+    assert (second["usage"]["requests"], second["total_usage"]["requests"]) == (1, 3)
+    for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        assert second["total_usage"][key] == first["usage"][key] + second["usage"][key]
+    assert second["total_usage"]["cost_usd"] == second["total_cost_usd"] > second["usage"]["cost_usd"] > 0
