@@ -154,6 +154,14 @@ class Agent:
         """Something the user did outside the conversation (an /undo): said to the model with the next message."""
         self.pending_notes.append(text)
 
+    def replace_session(self, session: "MessageManager") -> None:
+        """Go on in a new session (/clear): a fresh conversation and transcript; the same tools, grants, mode
+        and undo store (a file change made before stays undoable)."""
+        self.session = session
+        session.on_write_state = self._on_write_state
+        self.teps.audit = session.record
+        self.pending_notes, self.context_mark, self.context_full_said = [], None, False
+
     def run_user_command(self, command: str) -> ToolResult:
         """`!cmd`: the user's own command, in the sandbox as an approved one; recorded, and told to the model."""
         from framework_core.user_command import run_user_command

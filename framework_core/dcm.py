@@ -40,6 +40,9 @@ the action is a serious fault. Read-only calls run without asking; others ask; d
 If a call is declined, do not retry it unchanged: read the user's reason, adjust, or ask."""
 
 
+WORKSPACE_INSTRUCTIONS = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")  # read in this order when present
+
+
 @dataclass
 class LoadedDocument:
     doc_id: str
@@ -154,20 +157,34 @@ class DynamicContextManager:
         self._docs[doc_id] = LoadedDocument(doc_id, section, Path(os.path.realpath(path)), kind, content)
 
     def _load_agents_md(self) -> None:
+        """The workspace's instructions for agents: AGENTS.md, and CLAUDE.md and GEMINI.md (written for the
+        peers' agents) when present; one whose text repeats an earlier one is left out."""
         if self.workspace is None:
             return
-        path = self.workspace / "AGENTS.md"
-        if not path.exists():
-            return
-        try:
-            content, size = read_text_document(path, [Path(os.path.realpath(self.workspace))], self.agents_md_max_bytes)
-        except DocumentSkipped as exc:
-            self.warnings.append(f"AGENTS.md skipped: {exc}")
-            return
-        if size > self.agents_md_max_bytes:
-            content += f"\n[… AGENTS.md truncated at {self.agents_md_max_bytes:,} of {size:,} bytes]"
-            self.warnings.append(f"AGENTS.md is {size:,} bytes; only the first {self.agents_md_max_bytes:,} are used")
-        self._docs["AGENTS.md"] = LoadedDocument("AGENTS.md", "Workspace instructions", path, "agents_md", content)
+        seen: set[str] = set()
+        for name in WORKSPACE_INSTRUCTIONS:
+            path = self.workspace / name
+            if not path.exists():
+                continue
+            try:
+                content, size = read_text_document(path, [Path(os.path.realpath(self.workspace))],
+                                                   self.agents_md_max_bytes)
+            except DocumentSkipped as exc:
+                self.warnings.append(f"{name} skipped: {exc}")
+                continue
+            if content.strip() in seen:
+                continue
+            seen.add(content.strip())
+            if size > self.agents_md_max_bytes:
+                content += f"\n[… {name} truncated at {self.agents_md_max_bytes:,} of {size:,} bytes]"
+                self.warnings.append(f"{name} is {size:,} bytes; only the first {self.agents_md_max_bytes:,} are used")
+            self._docs[name] = LoadedDocument(name, "Workspace instructions", path, "agents_md", content)
+
+    def reload_workspace_instructions(self) -> None:
+        """Read AGENTS.md (and CLAUDE.md, GEMINI.md) again, after /init wrote one."""
+        self._docs = {k: d for k, d in self._docs.items() if d.kind != "agents_md"}
+        self._load_agents_md()
+        self._prompt_cache.clear()
 
     def unknown_persona(self, persona_id: str) -> ConfigError:
         """The error for a persona that is not loaded, naming the real cause first."""
@@ -217,9 +234,9 @@ class DynamicContextManager:
                 section = doc.section
                 parts.append(f"# {section}")
             parts.append(doc.content.strip())
-        agents = self._docs.get("AGENTS.md")
-        if agents is not None:
-            parts.append("# Workspace instructions (AGENTS.md)\n" + agents.content.strip())
+        for doc in self._docs.values():
+            if doc.kind == "agents_md":
+                parts.append(f"# Workspace instructions ({doc.doc_id})\n" + doc.content.strip())
         parts.append(TOOLS_BLOCK)
         prompt = "\n\n".join(p for p in parts if p)
         self._prompt_cache[persona_id] = prompt

@@ -239,6 +239,23 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     return session, notes, dict(loaded_session.meta)
 
 
+def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
+    """A new session for /clear, started with the agent's provider, model and persona, its command output
+    kept in its own folder."""
+    from framework_core.config_load import user_data_dir
+    from framework_core.session import open_session, secrets_in_env
+    from framework_core.tools import spill
+
+    session = open_session(user_data_dir(), secrets_to_mask=secrets_in_env(key_env_vars(loaded)))
+    session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
+                   "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
+    teps = loaded.config.teps_settings
+    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
+    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
+    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+    return session
+
+
 def find_session_by_prefix(data: Path, wanted: str) -> Path:
     """A session by its id, a unique prefix of it, or a unique ending (its last characters)."""
     from framework_core.session import list_sessions, sessions_dir

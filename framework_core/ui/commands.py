@@ -34,11 +34,14 @@ class Commands:
 
     # -- session ------------------------------------------------------------------------------
     def help(self, arg: str) -> None:
-        from framework_core.ui.slash import COMMANDS, TOPICS
+        from framework_core.ui.slash import TOPICS, all_commands
 
+        commands = all_commands()
         for topic, title in TOPICS.items():
+            if not any(c.topic == topic for c in commands):
+                continue
             table = Table(title=title, title_justify="left", show_header=False, box=None, pad_edge=False)
-            for cmd in [c for c in COMMANDS if c.topic == topic]:
+            for cmd in [c for c in commands if c.topic == topic]:
                 table.add_row(f"/{cmd.name} {cmd.args}".strip(), cmd.help)
             self.repl.console.print(table)
         self.say("Keys: Enter sends · Ctrl-J, Alt+Enter or \\ Enter adds a line · Ctrl-G edits in $EDITOR · "
@@ -50,8 +53,9 @@ class Commands:
         raise ExitRepl()
 
     def clear(self, arg: str) -> None:
-        self.agent.session.clear()
-        self.say("Conversation cleared.", "laca.ok")
+        from framework_core.ui.more_commands import new_session
+
+        new_session(self.repl, arg)
 
     def sessions(self, arg: str) -> None:
         from framework_core.startup import format_sessions

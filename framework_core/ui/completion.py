@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from framework_core.ui.slash import COMMANDS, lookup
+from framework_core.ui.slash import all_commands, lookup
 
 if TYPE_CHECKING:
     from framework_core.ui.repl import Repl
@@ -35,7 +35,7 @@ class LacaCompleter(Completer):
     def _slash(self, text: str) -> Iterable[Completion]:
         name, sep, arg = text[1:].partition(" ")
         if not sep:
-            for cmd in COMMANDS:
+            for cmd in all_commands():
                 for n in (cmd.name, *cmd.aliases):
                     if n.startswith(name):
                         yield Completion(n, start_position=-len(name), display_meta=cmd.help)

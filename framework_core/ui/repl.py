@@ -345,11 +345,15 @@ class Repl:
             self.console.print(Text(note, style="laca.warn" if "not attached" in note else "laca.dim"))
         from framework_core.ui.keys import EscWatcher
 
+        from framework_core.ui.more_commands import notify_done
+
+        started = time.monotonic()
         with EscWatcher() as watcher:  # Esc stops the reply or the command, as Ctrl-C does
             try:
                 self.agent.run_turn(message)
             finally:
                 self.typed_meanwhile = watcher.take_text()
+        notify_done(self.console, started)  # a bell (or a desktop notice) after a long reply
         from framework_core.compaction import maybe_compact
 
         note = maybe_compact(self.agent)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
+    from framework_core.ui.custom_commands import CustomCommand
     from framework_core.ui.repl import Repl
 
 Handler = Callable[["Repl", str], None]
@@ -25,6 +26,12 @@ class SlashCommand:
 
 def _h(method: str) -> Handler:
     return lambda repl, arg: getattr(repl.commands, method)(arg)
+
+
+def _more(name: str) -> Handler:
+    from framework_core.ui import more_commands
+
+    return getattr(more_commands, name)
 
 
 def _personas(repl: "Repl") -> list[str]:
@@ -58,9 +65,15 @@ def _sessions(repl: "Repl") -> list[str]:
 COMMANDS: list[SlashCommand] = [
     SlashCommand("help", "Show commands by topic", "session", _h("help")),
     SlashCommand("exit", "Quit (Ctrl-D works too)", "session", _h("exit"), aliases=("quit",)),
-    SlashCommand("clear", "Start a fresh conversation (the transcript keeps the old one)", "session", _h("clear")),
+    SlashCommand("clear", "Start over in a new session (the old one stays saved: --resume ID)", "session",
+                 _h("clear")),
     SlashCommand("sessions", "List this workspace's sessions (resume with laca --resume ID)", "session",
                  _h("sessions")),
+    SlashCommand("init", "Write AGENTS.md for this workspace from what it finds (--force replaces one)", "session",
+                 lambda repl, arg: _more("init_command")(repl, arg), "[--force]"),
+    SlashCommand("notify", "Bell or desktop notification when a long reply ends: bell|desktop|off [SECONDS]",
+                 "session", lambda repl, arg: _more("notify_command")(repl, arg), "[bell|desktop|off] [s]",
+                 lambda repl: ["bell", "desktop", "off"]),
     SlashCommand("edit", "Compose the next message in $EDITOR", "session", _h("edit")),
     SlashCommand("persona", "Show or switch the persona", "model", _h("persona"), "[id]", _personas),
     SlashCommand("provider", "Show or switch the provider (history is kept)", "model", _h("provider"), "[name]",
@@ -72,6 +85,8 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand("tools", "List every tool with its source and permission; with a name, its parameters", "tools",
                  _h("tools"), "[name]", lambda repl: sorted(t.name for t in repl.agent.teps.registry.all())),
     SlashCommand("mcp", "MCP servers, their state and tools", "tools", _h("mcp")),
+    SlashCommand("last", "The last tool call's whole output, in the pager (with its colours)", "tools",
+                 lambda repl, arg: _more("last_output")(repl, arg)),
     SlashCommand("undo", "Revert the last change(s): a command's or a file write's (/changes lists them)", "tools",
                  _h("undo"), "[n]"),
     SlashCommand("changes", "The changes /undo can revert, newest first", "tools", _h("changes")),
@@ -84,14 +99,44 @@ COMMANDS: list[SlashCommand] = [
                  _h("dry_run")),
 ]
 
-TOPICS = {"session": "Session", "model": "Model and context", "tools": "Tools", "permissions": "Permissions"}
+TOPICS = {"session": "Session", "model": "Model and context", "tools": "Tools", "permissions": "Permissions",
+          "custom": "Your commands (.laca/commands/*.md, ~/.config/laca/commands/*.md)"}
+
+
+def custom_slash() -> list[SlashCommand]:
+    """Commands written as Markdown files (see custom_commands.py); built-in names are never shadowed."""
+    from pathlib import Path
+
+    from framework_core.ui.custom_commands import load_commands
+
+    builtin = {n for c in COMMANDS for n in (c.name, *c.aliases)}
+    out = []
+    for name, custom in load_commands(Path.cwd()).items():
+        if name in builtin:
+            continue
+        out.append(SlashCommand(name, f"{custom.description} ({custom.source})", "custom",
+                                _send_custom(custom), custom.argument_hint))
+    return out
+
+
+def _send_custom(custom: "CustomCommand") -> Handler:
+    def handler(repl: "Repl", arg: str) -> None:
+        from rich.text import Text
+
+        repl.console.print(Text(f"/{custom.name}: sending the text of {custom.path}", style="laca.dim"))
+        repl.send(custom.expand(arg))
+    return handler
+
+
+def all_commands() -> list[SlashCommand]:
+    return COMMANDS + custom_slash()
 
 
 def lookup(name: str) -> SlashCommand | None:
     for cmd in COMMANDS:
         if name == cmd.name or name in cmd.aliases:
             return cmd
-    return None
+    return next((c for c in custom_slash() if c.name == name), None)
 
 
 def split(text: str) -> tuple[str, str]:
@@ -118,6 +163,6 @@ def near_misses(name: str, names: list[str] | None = None) -> list[str]:
     """Commands spelt like `name` (a typo, a prefix)."""
     import difflib
 
-    known = names if names is not None else [n for c in COMMANDS for n in (c.name, *c.aliases)]
+    known = names if names is not None else [n for c in all_commands() for n in (c.name, *c.aliases)]
     starts = [n for n in known if n.startswith(name) and name]
     return starts[:3] or difflib.get_close_matches(name, known, n=3, cutoff=0.6)
