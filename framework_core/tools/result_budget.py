@@ -127,7 +127,7 @@ def _cut(whole: _Whole, budget: int, where: _Where) -> Bounded:
             lines = whole.newlines - head.count(nl) - tail.count(nl) + (0 if ends_line else 1)
             if total is None:
                 total = where.first_line - 1 + whole.newlines + (0 if whole.suffix.endswith(nl) else 1)
-        marker = _marker(cut_bytes, first, lines, total, where)
+        marker = _marker(cut_bytes, first, lines, total, where, one_long_line=lines == 1 and cut_bytes > keep)
         shown_head = _text(head)
         out = shown_head + ("" if shown_head.endswith("\n") or not shown_head else "\n") + marker + _text(tail)
         if len(out) <= budget or keep == 2:
@@ -135,16 +135,21 @@ def _cut(whole: _Whole, budget: int, where: _Where) -> Bounded:
         reserve += len(out) - budget
 
 
-def _marker(cut_bytes: int, first: int, lines: int | None, total: int | None, where: _Where) -> str:
+def _marker(cut_bytes: int, first: int, lines: int | None, total: int | None, where: _Where, *,
+            one_long_line: bool = False) -> str:
     size = plural(cut_bytes, "byte")
     if lines is None:
         what = f"{size} left out"
+    elif one_long_line:
+        what = f"{size} of line {first:,}" + (f" of {total:,}" if total else "") + " left out"
     else:
         last = first + max(lines - 1, 0)
         span = f"line {first:,}" if last == first else f"lines {first:,}-{last:,}"
         what = f"{plural(lines, 'line')} ({size}) left out: {span}" + (f" of {total:,}" if total else "")
     how = ""
-    if where.path and lines is not None:
+    if one_long_line:  # reading it by lines would show the same two ends again
+        how = "; that line is longer than the output budget, so its middle cannot be read in parts"
+    elif where.path and lines is not None:
         how = ". Read them with readFile " + json.dumps({"path": where.path, "offset": first, "limit": lines})
     elif where.path:
         how = f"; the whole is in {where.path}"

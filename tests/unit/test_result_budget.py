@@ -166,3 +166,9 @@ def test_streams_share_the_budget_the_small_one_whole() -> None:
     assert shares([300, 50_000], 10_000) == [300, 9_700]
     assert shares([50_000, 50_000], 10_000) == [5_000, 5_000]
     assert shares([0, 0], 10_000) == [0, 0]
+
+
+def test_the_middle_of_one_long_line_is_not_offered_as_a_range() -> None:
+    """Reading it by lines would show the same two ends again: the marker says so instead."""
+    result = bound("{" + "x" * 100_000 + "}", 10_000, path="/saved")
+    assert "cannot be read in parts" in result.text and "readFile" not in result.text

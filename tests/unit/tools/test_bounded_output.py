@@ -65,7 +65,7 @@ def test_endless_producer_is_stopped_by_the_cap_not_the_disk(tmp_path: Path, pro
 def test_session_budget_bounds_saved_output_across_commands(tmp_path: Path) -> None:
     limits = OutputLimits(tmp_path / "out", max_bytes=50_000_000, budget=SessionBudget(3_000_000))
     first = run("head -c 2000000 /dev/zero | tr '\\0' a", tmp_path, limits)
-    assert first.full_output_path and "Read them with readFile" in first.stdout
+    assert first.full_output_path and "of line 1 of 1 left out" in first.stdout  # one 2 MB line
     second = run("head -c 2000000 /dev/zero | tr '\\0' b", tmp_path, limits)
     assert second.exit_code == 0
     assert "partly saved" in second.stdout and "output_session_max_bytes" in second.stdout
