@@ -32,9 +32,11 @@ def _origin(spec: "ToolSpec") -> str:
 
 def tool_table(registry: "ToolRegistry") -> Table:
     table = Table("tool", "source", "permission", "description", box=None)
+    table.columns[0].no_wrap = True  # a name is never cut; the description gives way, with an ellipsis
     for spec in sorted(registry.all(), key=lambda s: (s.source != "builtin", s.name)):
         first = (spec.description.splitlines() or [""])[0]
-        table.add_row(spec.name, _origin(spec), _permission(spec), visible(first[:70]))
+        table.add_row(spec.name, _origin(spec), _permission(spec),  # cut at the column's width, with an ellipsis
+                      Text(visible(first), no_wrap=True, overflow="ellipsis"))
     return table
 
 

@@ -59,3 +59,19 @@ def test_a_dry_run_write_shows_what_it_would_write() -> None:
                              "dry run: shown, not run"))
     out = buf.getvalue()
     assert "(dry run: shown, not run)" in out and "+new" in out and "runs without asking" not in out
+
+
+def test_tools_table_keeps_names_whole_and_cuts_descriptions_with_an_ellipsis() -> None:
+    from framework_core.tools.base import ToolRegistry
+    from framework_core.tools.builtin import builtin_tools
+    from framework_core.ui.tool_view import tool_table
+
+    registry = ToolRegistry()
+    for spec in builtin_tools():
+        registry.register(spec)
+    for width in (60, 120):
+        buf = io.StringIO()
+        Console(file=buf, width=width).print(tool_table(registry))
+        rows = [line for line in buf.getvalue().splitlines() if line.strip().startswith(("executeBash", "readFile"))]
+        assert rows and all("executeBashCommand " in r or "readFile " in r for r in rows)
+        assert all(r.rstrip().endswith("…") for r in rows)  # a cut description says so
