@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from framework_core.errors import ConfigError
+from framework_core.shipped import CONFIG_NAME, CONTEXT_NAME, shipped_dir
 from framework_core.yaml_load import YamlDoc, line_of, load_yaml_mapping, type_name
 
 __all__ = ["LoadedConfig", "Overrides", "load_config", "line_of", "read_yaml_file", "resolve_api_key"]
@@ -21,8 +22,6 @@ if TYPE_CHECKING:  # pydantic is heavy: the models load only when a config is va
     from framework_core.config import FrameworkConfig
     from framework_core.trust import TrustDecision
 
-FRAMEWORK_DIR = Path(__file__).resolve().parent.parent
-CONFIG_NAME = "framework_config.yaml"
 #: keys whose values are paths, resolved against the directory of the file that set them
 PATH_KEYS = {("context_definition_file",), ("teps_settings", "allowlist_file")}
 PATH_LIST_KEYS = {("tools_files",), ("teps_settings", "rule_files")}
@@ -31,13 +30,18 @@ ENV_VARS = {"LACA_PROVIDER": ("llm_provider",), "LACA_PERSONA": ("default_person
 
 
 def user_config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "laca"
+    """The user's LACA config folder: `$XDG_CONFIG_HOME/laca`, by default `~/.config/laca` on Linux."""
+    from platformdirs import user_config_path
+
+    return user_config_path("laca", appauthor=False)
 
 
 def user_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "laca"
+    """Sessions, history, logs and the trust store: `$XDG_DATA_HOME/laca`, by default `~/.local/share/laca`
+    on Linux."""
+    from platformdirs import user_data_path
+
+    return user_data_path("laca", appauthor=False)
 
 
 def user_config_path() -> Path:
@@ -165,9 +169,10 @@ def _validate(data: dict[str, Any], docs: dict[str, YamlDoc], sources: dict[tupl
 
 
 def config_layers(workspace: Path, overrides: Overrides) -> list[tuple[str, Path]]:
-    layers = [("framework", FRAMEWORK_DIR / CONFIG_NAME), ("user", user_config_path())]
+    shipped = shipped_dir() / CONFIG_NAME
+    layers = [("framework", shipped), ("user", user_config_path())]
     ws = workspace / CONFIG_NAME
-    if ws.resolve() != (FRAMEWORK_DIR / CONFIG_NAME).resolve():
+    if ws.resolve() != shipped.resolve():
         layers.append(("workspace", ws))
     if overrides.config_path:
         p = Path(overrides.config_path).expanduser()
@@ -257,7 +262,7 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
             entry["model"] = model
             sources[("llm_settings", prov, "model")] = "flag" if overrides.model else "env"
     if "context_definition_file" not in data:
-        data["context_definition_file"] = str(FRAMEWORK_DIR / "FRAMEWORK_CONTEXT.md")
+        data["context_definition_file"] = str(shipped_dir() / CONTEXT_NAME)
     cfg = _validate(data, docs, sources)
     if cfg.llm_provider not in cfg.llm_settings:
         raise _unknown_provider(cfg, docs, sources)

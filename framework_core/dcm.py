@@ -6,8 +6,9 @@ bullets allowed); `# initial_prompt_template: "text"`. A missing document is a w
 
 Everything read here goes into the system prompt sent to the provider, and a context file may come with a
 cloned repository. So a document must be a regular text file inside an allowed root (the workspace, the
-LACA install, or the folder of a context file the user's own config names), under a size cap (cut with a
-note); FIFOs, devices, binaries and paths that resolve elsewhere are skipped with a one-line warning.
+folder of the defaults LACA ships, or the folder of a context file the user's own config names), under a
+size cap (cut with a note); FIFOs, devices, binaries and paths that resolve elsewhere are skipped with a
+one-line warning.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from pathlib import Path
 from typing import Sequence
 
 from framework_core.errors import ConfigError
+from framework_core.shipped import shipped_dir
 
 DOC_LINE = re.compile(r"^\s*(?:[-*]\s+)?([A-Za-z0-9_.\-]+)\s*:\s*@(\S+)\s*$")
 TEMPLATE_LINE = re.compile(r'^#\s*initial_prompt_template\s*:\s*"(.*)"\s*$')
 SECTION_LINE = re.compile(r"^##\s+(.+?)\s*$")
-INSTALL_DIR = Path(__file__).resolve().parent.parent
 DOC_MAX_BYTES = 100_000  # one document; a longer one is cut with a note
 CONTEXT_FILE_MAX_BYTES = 200_000
 TOOLS_BLOCK = """\
@@ -100,12 +101,12 @@ def read_text_document(path: Path, roots: Sequence[Path], max_bytes: int) -> tup
 class DynamicContextManager:
     def __init__(self, context_definition_file_path: str, *, workspace: Path | None = None,
                  agents_md_max_bytes: int = 64_000, roots: Sequence[Path] | None = None) -> None:
-        """`roots`: where documents may live. By default the workspace, the LACA install and the context
+        """`roots`: where documents may live. By default the workspace, the shipped defaults and the context
         file's own folder; a context file a workspace brings gets only the first two (see wiring)."""
         self.path = Path(context_definition_file_path).expanduser().resolve()
         self.workspace = workspace
         self.agents_md_max_bytes = agents_md_max_bytes
-        default = [INSTALL_DIR, self.path.parent] + ([workspace] if workspace is not None else [])
+        default = [shipped_dir(), self.path.parent] + ([workspace] if workspace is not None else [])
         self.roots = list(dict.fromkeys(Path(os.path.realpath(r)) for r in (roots if roots is not None else default)))
         self.warnings: list[str] = []
         self.context_problem: str | None = None  # why the context file itself could not be used

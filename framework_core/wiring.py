@@ -114,12 +114,12 @@ def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
 
 
 def context_roots(loaded: LoadedConfig) -> list[Path]:
-    """Where context documents may come from: the workspace and the LACA install, plus the folder of a context
-    file the user named themselves (their config, --config, LACA_CONTEXT_FILE, a flag); never elsewhere for a
-    context file a workspace brings."""
-    from framework_core.config_load import FRAMEWORK_DIR
+    """Where context documents may come from: the workspace and the shipped defaults, plus the folder of a
+    context file the user named themselves (their config, --config, LACA_CONTEXT_FILE, a flag); never elsewhere
+    for a context file a workspace brings."""
+    from framework_core.shipped import shipped_dir
 
-    roots = [loaded.workspace, FRAMEWORK_DIR]
+    roots = [loaded.workspace, shipped_dir()]
     if loaded.source_of(("context_definition_file",)).startswith(("user", "--config", "env", "flag")):
         roots.append(Path(loaded.config.context_definition_file).expanduser().resolve().parent)
     return roots

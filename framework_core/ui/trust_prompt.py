@@ -19,13 +19,13 @@ if TYPE_CHECKING:
 
 def workspace_additions(workspace: Path) -> list["Addition"]:
     """Everything the workspace brings (files that fail to parse are left to the config load to report)."""
-    from framework_core.config_load import CONFIG_NAME, FRAMEWORK_DIR
     from framework_core.errors import ConfigError
+    from framework_core.shipped import CONFIG_NAME, shipped_dir
     from framework_core.trust import config_additions, file_additions
 
     out: list[Addition] = []
     ws_config = workspace / CONFIG_NAME
-    if ws_config.is_file() and ws_config.resolve() != (FRAMEWORK_DIR / CONFIG_NAME).resolve():
+    if ws_config.is_file() and ws_config.resolve() != (shipped_dir() / CONFIG_NAME).resolve():
         from framework_core.yaml_load import load_yaml_mapping
 
         try:

@@ -101,3 +101,40 @@ def test_code_theme_is_checked_against_pygments(workspace: Path) -> None:
     from framework_core.ui.markdown_render import DEFAULT_CODE_THEME
 
     assert UiSettings().code_theme == DEFAULT_CODE_THEME  # the renderer's default before the config loads
+
+
+def test_user_dirs_follow_xdg_and_default_to_the_linux_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from framework_core.config_load import user_config_dir, user_data_dir
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert (user_config_dir(), user_data_dir()) == (tmp_path / "cfg" / "laca", tmp_path / "data" / "laca")
+    assert user_config_path() == tmp_path / "cfg" / "laca" / "config.yaml"
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert user_config_dir() == tmp_path / "home" / ".config" / "laca"
+    assert user_data_dir() == tmp_path / "home" / ".local" / "share" / "laca"
+
+
+def test_a_checkout_reads_the_defaults_at_the_top_level(workspace: Path) -> None:
+    from framework_core.shipped import FILES, shipped_dir
+
+    top = Path(__file__).resolve().parents[2]
+    assert shipped_dir() == top
+    assert all((top / name).exists() for name in FILES)
+    loaded = load_config(workspace, env={})
+    assert loaded.files[0] == top / "framework_config.yaml"
+    assert Path(loaded.config.context_definition_file) == top / "FRAMEWORK_CONTEXT.md"
+
+
+def test_the_wheel_carries_every_document_the_shipped_context_names() -> None:
+    from framework_core.dcm import DynamicContextManager
+    from framework_core.shipped import FILES, shipped_dir
+
+    top = shipped_dir()
+    dcm = DynamicContextManager(str(top / "FRAMEWORK_CONTEXT.md"))
+    assert dcm.warnings == [] and {"forge", "catalyst"} <= set(dcm.persona_ids())
+    carried = [top / name for name in FILES]
+    for doc in dcm.documents():
+        assert any(doc.source == path or path in doc.source.parents for path in carried), doc.source
