@@ -1,4 +1,4 @@
-"""Typed models of `framework_config.yaml` (seed 001 §5). Loading and layering live in `config_load.py`."""
+"""Typed models of `framework_config.yaml`. Loading and layering live in `config_load.py`."""
 
 from __future__ import annotations
 
@@ -72,9 +72,10 @@ class RetrySettings(_Model):
 
 
 class TepsSettings(_Model):
-    """Tool execution and permission settings (seed 000 §7)."""
+    """Tool execution and permission settings (`teps_settings`)."""
 
-    allowlist_file: str | None = Field(None, description="Rule file of allowed / denied commands (seed 000 allowlist).")
+    allowlist_file: str | None = Field(None, description="Rule file of allowed / denied commands (YAML rules, "
+                                                          "or one allowed command prefix per line).")
     rule_files: list[str] = Field(default_factory=list, description="More rule files (user, workspace).")
     dry_run_enabled: bool = Field(False, description="Show what would run and return a dry-run result instead of running.")
     command_timeout_s: float = Field(120.0, gt=0, description="Seconds before a command's process group is killed.")
@@ -186,7 +187,7 @@ class UiSettings(_Model):
 
 class FrameworkConfig(_Model):
     llm_provider: str = Field("openai", description="Key of llm_settings to use.")
-    api_key_env_var: str | None = Field(None, description="Overrides the active provider's api_key_env_var (seed 001 §5).")
+    api_key_env_var: str | None = Field(None, description="Overrides the active provider's api_key_env_var.")
     context_definition_file: str = Field("FRAMEWORK_CONTEXT.md", description="DCM context file.")
     default_persona: str = Field("forge", description="Persona id active at start.")
     llm_settings: dict[str, ProviderSettings] = Field(default_factory=dict)

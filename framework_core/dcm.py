@@ -1,4 +1,4 @@
-"""DynamicContextManager (seed 001 §3.4): parses FRAMEWORK_CONTEXT.md, loads documents and personas,
+"""DynamicContextManager: parses FRAMEWORK_CONTEXT.md, loads documents and personas,
 builds the system prompt.
 
 Syntax: `## Section` headers; `doc_id: @./relative/path.md` lines (relative to the context file, list
@@ -195,7 +195,7 @@ class DynamicContextManager:
                                "context_definition_file (or LACA_CONTEXT_FILE)", key="context_definition_file")
         return ConfigError(f"Unknown persona '{persona_id}'. Valid personas: {valid}", key="default_persona")
 
-    # -- the seed's interface -----------------------------------------------------------------
+    # -- the stable interface (docs/ARCHITECTURE.md) ------------------------------------------
     def get_full_initial_context(self) -> dict[str, str]:
         return {d.doc_id: d.content for d in self._docs.values()}
 

@@ -1,6 +1,7 @@
-"""LIAL data types and the adapter interface (seed 001 §3.2), extended for streaming and many tool calls.
+"""LIAL data types and the adapter interface, extended for streaming and many tool calls.
 
-Everything here is vendor-neutral: adapters translate these types to and from one wire API.
+Everything here is vendor-neutral: adapters translate these types to and from one wire API. The names and
+shapes are a stable interface (docs/ARCHITECTURE.md): LACA only adds to them.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class ProviderState:
 
 @dataclass
 class ToolRequest:
-    """One tool call asked for by the model (seed 001 §3.2 `ToolRequest`)."""
+    """One tool call asked for by the model."""
 
     request_id: str
     tool_name: str
@@ -59,7 +60,7 @@ class ToolRequest:
     parse_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The seed's request dictionary (seed 000 §4.3)."""
+        """The request dictionary `TEPSEngine.execute_tool` accepts."""
         return {
             "request_id": self.request_id,
             "tool_name": self.tool_name,
@@ -106,7 +107,7 @@ class ToolRequest:
 
 @dataclass
 class ToolResult:
-    """Outcome of one tool call (seed 000 §4.4). `status` extends the seed with policy and dry-run cases."""
+    """Outcome of one tool call. LACA added the `blocked_by_policy` and `dry_run` statuses."""
 
     request_id: str
     tool_name: str
@@ -130,7 +131,7 @@ class ToolResult:
 
 @dataclass
 class Message:
-    """One history entry (seed 001 §3.2 `Message`), extended with the assistant's tool calls."""
+    """One history entry, extended with the assistant's tool calls."""
 
     role: Role
     content: str = ""
@@ -222,7 +223,7 @@ STOP_KINDS = {"end_turn": "end", "stop": "end", "stop_sequence": "end", "tool_us
 
 @dataclass
 class LLMResponse:
-    """A whole reply (seed 001 §3.2), with every tool call instead of the seed's single one."""
+    """A whole reply, with every tool call the model asked for (not only the first)."""
 
     conversation: str = ""
     tool_requests: list[ToolRequest] = field(default_factory=list)
@@ -239,7 +240,7 @@ class LLMResponse:
 
     @property
     def tool_request(self) -> ToolRequest | None:
-        """The seed's single-call view: the first call, if any."""
+        """The first call, if any: for callers that expect one call per reply."""
         return self.tool_requests[0] if self.tool_requests else None
 
 
@@ -285,7 +286,7 @@ StreamEvent = Union[TextDelta, ReasoningDelta, ToolCallStart, StreamDone]
 
 
 class LLMAdapterInterface(ABC):
-    """One wire API (seed 001 §3.2). Adapters translate; they do not decide."""
+    """One wire API. Adapters translate; they do not decide."""
 
     #: name of the wire API, e.g. "openai" or "anthropic"
     wire_api: str = ""
@@ -309,7 +310,7 @@ class LLMAdapterInterface(ABC):
 
     def send_message_sequence(self, messages: list[Message], active_persona_id: str | None = None,
                               tools: list[ToolSchema] | None = None) -> LLMResponse:
-        """The seed's blocking call: drain `stream` and return the whole response."""
+        """The stable blocking call: drain `stream` and return the whole response."""
         system = self.dcm.build_system_prompt(active_persona_id) if self.dcm else ""
         for event in self.stream(messages, tools or [], system):
             if isinstance(event, StreamDone):

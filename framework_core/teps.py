@@ -1,8 +1,8 @@
-"""TEPS: Tool Execution & Permission Service (seed 000).
+"""TEPS: Tool Execution & Permission Service.
 
 `TEPSEngine.execute_tool(request) -> ToolResult`: ask the policy, show ICERC and ask the user through an
-`Approver` when needed, run the handler, return the seed's result format. TEPS executes; it does not render:
-everything the user sees goes out as events.
+`Approver` when needed, run the handler, return the result (the stable formats: docs/ARCHITECTURE.md).
+TEPS executes; it does not render: everything the user sees goes out as events.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class TEPSEngine:
             from framework_core.sandbox.sandbox import Sandbox
 
             sandbox = Sandbox("workspace-write", self.workspace)
-        if undo is None:  # built without a session (the seed's TEPSEngine(config)): undo for this process
+        if undo is None:  # built without a session (TEPSEngine(config) alone): undo for this process
             import tempfile
 
             from framework_core.sandbox.undo_store import UndoStore
@@ -98,7 +98,7 @@ class TEPSEngine:
                                    undo=undo, withheld_env=withheld, sandbox=sandbox)
 
     def _policy_from_settings(self) -> PolicyState:
-        """Built directly from a config dict (seed 000 §8), TEPS loads the allowlist and rule files itself."""
+        """Built directly from a config dict (`TEPSEngine(config)`), TEPS loads the allowlist and rule files itself."""
         files = [Path(p) for p in [self.settings.allowlist_file, *self.settings.rule_files] if p]
         if not files:
             return PolicyState()
@@ -106,10 +106,10 @@ class TEPSEngine:
 
         return PolicyState(rules=load_rule_files(files))
 
-    # ---- the seed's entry point -------------------------------------------------------------
+    # ---- the stable entry point (docs/ARCHITECTURE.md) --------------------------------------
 
     def execute_tool(self, tool_request: ToolRequest | dict[str, Any]) -> ToolResult | dict[str, Any]:
-        """Run one request. A dict in (seed 000 §4.3) gives a dict out (§4.4); a ToolRequest gives a ToolResult."""
+        """Run one request. A request dict in gives a result dict out; a ToolRequest gives a ToolResult."""
         as_dict = isinstance(tool_request, dict)
         req = ToolRequest.from_dict(tool_request) if as_dict else tool_request
         result = self.execute_batch([req])[0]
