@@ -7,7 +7,7 @@ YAML form:
         prefix: [pytest]           # or  command: "exact command"  or  tool: "mcp__git__*"
         examples_match: ["pytest -q"]
         examples_no_match: ["pytest -q; rm -rf x"]
-Plain-text form (the seed's allowlist): one allowed command prefix per line, `#` comments.
+Plain-text form (the allowlist, `teps_settings.allowlist_file`): one allowed command prefix per line, `#` comments.
 """
 
 from __future__ import annotations
