@@ -1,4 +1,4 @@
-"""The seed's built-in tools (seed 000 §5): executeBashCommand, readFile, writeFile."""
+"""The built-in tools: executeBashCommand, readFile, writeFile (stable names: docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Declared tools (seed 002): an allow-list in tools.yaml of CLI and HTTP tools with typed parameters.
+"""Declared tools: an allow-list in tools.yaml of CLI and HTTP tools with typed parameters.
 
 CLI tools run an argv list with shell=False; parameters fill whole argv slots. API tools call HTTP endpoints;
 their credentials come from env vars named in the file and never reach the model, the screen or a result.
