@@ -1,4 +1,5 @@
-"""Markdown to terminal lines, fast enough to keep up with a stream (issue 6, target 3).
+"""Markdown to terminal lines, fast enough to keep up with a stream: linear in the reply's length and close to
+printing the raw text (`make bench` measures both; benchmarks/RESULTS.md).
 
 Covers what models write: paragraphs, headings (ATX and setext), bullet, numbered and task lists with
 nesting, block quotes, rules, fenced and indented code (highlighted by Pygments with the console's
