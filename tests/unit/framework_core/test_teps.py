@@ -1,4 +1,4 @@
-"""TEPSEngine (seed 000 §9): request/result formats, statuses, y/n/a, policy decisions, dry run."""
+"""TEPSEngine: the stable request/result dicts, statuses, y/n/a, policy decisions, dry run."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def bash(cmd: str, rid: str = "r1", brief: str = "Intent: test") -> dict:
     return {"request_id": rid, "tool_name": "executeBashCommand", "parameters": {"command": cmd}, "icerc_full_text": brief}
 
 
-def test_seed_dict_in_dict_out_for_safe_command(workspace: Path) -> None:
+def test_request_dict_in_result_dict_out_for_safe_command(workspace: Path) -> None:
     (workspace / "a.txt").write_text("hello\n")
     teps, approver, events = engine(workspace)
     out = teps.execute_tool(bash("cat a.txt"))
@@ -161,7 +161,7 @@ def test_scrubbed_variable_does_not_reach_command(workspace: Path) -> None:
     assert "[]" in res.data["stdout"]
 
 
-def test_seed_config_dict_with_allowlist_file(workspace: Path, tmp_path: Path) -> None:
+def test_engine_from_config_dict_with_allowlist_file(workspace: Path, tmp_path: Path) -> None:
     allow = tmp_path / "allow.txt"
     allow.write_text("# one allowed prefix per line (whole words, not characters)\ntouch allowed.txt\ntouch al\n")
     approver = ScriptedApprover()

@@ -1,4 +1,4 @@
-"""Declared tools (seed 002): validation on load, argv slots without a shell, adversarial arguments."""
+"""Declared tools: validation on load, argv slots without a shell, adversarial arguments."""
 
 from __future__ import annotations
 
