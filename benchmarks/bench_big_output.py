@@ -1,8 +1,8 @@
-"""A command printing 200 MB (issue 6, target 7): peak RSS increase and time vs the same to /dev/null.
+"""A command printing 200 MB: peak RSS increase and time vs the same to /dev/null.
 
 Two reference rows show the floor any design pays on this machine: draining the output through a pipe with
-no processing at all (`| cat > /dev/null`), and saving it to a file (`> file`), which issue 5 requires so
-the model can be told where the full output is.
+no processing at all (`| cat > /dev/null`), and saving it to a file (`> file`), which LACA does so that the
+model can read the whole output later, in ranges, with readFile.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Context loading (issue 6, target 5): FRAMEWORK_CONTEXT.md referencing 1,000 documents, 10 MB in all."""
+"""Context loading: FRAMEWORK_CONTEXT.md referencing 1,000 documents, 10 MB in all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One-shot latency (issue 6, target 2): `run_framework.py -p hi` vs ten lines using the openai SDK directly."""
+"""One-shot latency: `run_framework.py -p hi` vs ten lines using the openai SDK directly."""
 
 from __future__ import annotations
 

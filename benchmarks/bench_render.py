@@ -1,4 +1,4 @@
-"""Streaming render cost (issue 6, target 3): linear in length, close to printing the raw text."""
+"""Streaming render cost: linear in length, close to printing the raw text."""
 
 from __future__ import annotations
 

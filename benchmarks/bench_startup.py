@@ -1,4 +1,4 @@
-"""Time to prompt and idle memory, measured in a real pseudo-terminal (issue 6, targets 1 and 8).
+"""Time to prompt and idle memory, measured in a real pseudo-terminal.
 
 Baseline: a bare `python -c` that imports prompt_toolkit and rich and draws a prompt.
 """

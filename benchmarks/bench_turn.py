@@ -1,4 +1,4 @@
-"""Per-turn overhead (issue 6, target 4): a 500-message history, an instant fake server; the framework's
+"""Per-turn overhead: a 500-message history, an instant fake server; the framework's
 time per turn beyond the SDK call itself."""
 
 from __future__ import annotations
