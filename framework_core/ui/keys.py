@@ -279,13 +279,16 @@ class EscWatcher:
                     return
                 self.typed += data
 
-    def take_text(self) -> str:
-        """What was typed meanwhile, as text for the next prompt (control keys and sequences left out)."""
+    def take_text(self) -> tuple[list[str], str]:
+        """What was typed meanwhile: the lines ended with Enter (sent next, in order, as typeahead always was)
+        and the unfinished rest (put in the next prompt). Control keys and sequences are left out."""
         import re
 
         text = re.sub(r"\x1b(\[[0-9;?]*[A-Za-z~]|O.|.)", "", self.typed.decode("utf-8", errors="ignore"))
         self.typed = bytearray()
-        return "".join(c for c in text if c.isprintable() or c == "\n").replace("\r", "")
+        text = "".join(c for c in text.replace("\r", "\n") if c.isprintable() or c == "\n")
+        *lines, rest = text.split("\n")
+        return [line for line in lines if line.strip()], rest
 
 
 def _interrupt_main() -> None:

@@ -97,6 +97,7 @@ class Repl:
 
         self.pastes = Pastes()  # long pastes shown collapsed in the input box
         self.typed_meanwhile = ""
+        self.queued: list[str] = []  # lines typed with Enter while a turn ran: sent next, in order
 
     @property
     def commands(self) -> Any:
@@ -212,6 +213,8 @@ class Repl:
         return FormattedText(parts)
 
     def read(self) -> str:
+        if self.pending_input is None and self.queued:
+            self.pending_input = self.queued.pop(0)
         if self.pending_input is not None:
             text, self.pending_input = self.pending_input, None
             self.console.print(Text(f"{self.agent.persona_id}> ", style="bold") + Text(text))
@@ -348,17 +351,28 @@ class Repl:
         from framework_core.ui.more_commands import notify_done
 
         started = time.monotonic()
+        stopped = True
         with EscWatcher() as watcher:  # Esc stops the reply or the command, as Ctrl-C does
             try:
-                self.agent.run_turn(message)
+                stopped = self.agent.run_turn(message).interrupted
             finally:
-                self.typed_meanwhile = watcher.take_text()
+                self.keep_typed(watcher, send=not stopped)
         notify_done(self.console, started)  # a bell (or a desktop notice) after a long reply
         from framework_core.compaction import maybe_compact
 
         note = maybe_compact(self.agent)
         if note:
             self.console.print(Text(note, style="laca.dim"))
+
+    def keep_typed(self, watcher: Any, *, send: bool = True) -> None:
+        """Keys typed while a turn ran: lines ended with Enter are sent next and the rest waits in the prompt;
+        after a stop (Esc, Ctrl-C) nothing is sent: all of it waits in the prompt."""
+        lines, rest = watcher.take_text()
+        if send:
+            self.queued += lines
+            self.typed_meanwhile = rest
+        else:
+            self.typed_meanwhile = "\n".join([*lines, rest]).strip("\n")
 
     def shell(self, command: str) -> None:
         """`!cmd`: run a command yourself, in the sandbox (Esc or Ctrl-C stops it)."""
@@ -368,7 +382,7 @@ class Repl:
             try:
                 self.agent.run_user_command(command)
             finally:
-                self.typed_meanwhile = watcher.take_text()
+                self.keep_typed(watcher)
         self.console.print(Text("The model sees this command and its output with your next message.",
                                 style="laca.dim"))
 

@@ -199,3 +199,42 @@ def test_keys_typed_while_a_reply_streams_wait_in_the_next_prompt(spawn, fake_op
     child.send("\r")
     child.expect_exact("got the typed one")
     assert fake_openai.sent_messages()[-1]["content"] == "typed early"
+
+
+def test_continue_restores_the_persona_and_shows_the_last_exchange(spawn, fake_openai) -> None:
+    fake_openai.enqueue(Reply(text="noted the melon"))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("/persona catalyst")
+    child.expect_exact("catalyst>")
+    child.sendline("remember melon")
+    child.expect_exact("noted the melon")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    again = spawn("--continue")
+    again.expect_exact("Last exchange:")
+    again.expect_exact("you: remember melon")
+    again.expect_exact("catalyst>")  # the persona the session last used
+    again.sendline("/exit")
+    again.expect(pexpect.EOF)
+
+
+def test_resume_without_an_id_offers_a_pick_list(spawn, fake_openai) -> None:
+    fake_openai.enqueue(Reply(text="first reply"), Reply(text="second reply"))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("an opening question")
+    child.expect_exact("first reply")
+    child.sendline("a closing question")
+    child.expect_exact("second reply")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    picker = spawn("--resume")
+    picker.expect_exact("first: an opening question")
+    picker.expect_exact("last:  a closing question")
+    picker.expect_exact("Resume which?")
+    picker.sendline("1")
+    picker.expect_exact("Resumed session")
+    picker.expect_exact(PROMPT)
+    picker.sendline("/exit")
+    picker.expect(pexpect.EOF)

@@ -95,9 +95,9 @@ def test_claude_md_and_gemini_md_are_read_once_each(tmp_path: Path) -> None:
     (ws / "AGENTS.md").write_text("agents rules")
     (ws / "CLAUDE.md").write_text("claude rules")
     (ws / "GEMINI.md").write_text("agents rules")  # the same text is not sent twice
-    from framework_core.config_load import FRAMEWORK_DIR
-
-    dcm = DynamicContextManager(str(FRAMEWORK_DIR / "FRAMEWORK_CONTEXT.md"), workspace=ws)
+    (ws / "forge.md").write_text("You are forge.")
+    (ws / "FRAMEWORK_CONTEXT.md").write_text("## Personas\nforge: @./forge.md\n")
+    dcm = DynamicContextManager(str(ws / "FRAMEWORK_CONTEXT.md"), workspace=ws)
     prompt = dcm.build_system_prompt("forge")
     assert "(AGENTS.md)\nagents rules" in prompt and "(CLAUDE.md)\nclaude rules" in prompt
     assert prompt.count("agents rules") == 1
