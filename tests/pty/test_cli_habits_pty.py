@@ -179,8 +179,11 @@ def test_esc_stops_a_reply_and_a_running_command(spawn, fake_openai, workspace: 
         "command": "sleep 4242.5", "icerc_full_text": "b"})]), Reply(text="after the stop"))
     child.sendline("sleep")
     child.expect_exact("running")
+    time.sleep(1.0)
     started = time.monotonic()
     child.send("\x1b")
+    child.expect(r"interrupted by the user.*· ([0-9.]+)s")  # the time it ran, not 0.00s
+    assert float(child.match.group(1)) >= 0.9
     child.expect_exact(PROMPT)
     assert time.monotonic() - started < 3  # stopped, not waited out
     child.sendline("again")
@@ -238,3 +241,16 @@ def test_resume_without_an_id_offers_a_pick_list(spawn, fake_openai) -> None:
     picker.expect_exact(PROMPT)
     picker.sendline("/exit")
     picker.expect(pexpect.EOF)
+
+
+def test_several_keys_and_none_for_the_default_provider_ask_which(spawn, fake_anthropic) -> None:
+    fake_anthropic.enqueue(Reply(text="claude here"))
+    child = spawn(env={"OPENAI_API_KEY": "", "GEMINI_API_KEY": "g"}, provider="")
+    child.expect_exact("Use which provider?")
+    child.expect_exact("[1] anthropic")
+    time.sleep(0.1)
+    child.send("1\r")
+    child.expect_exact("Using anthropic")
+    child.expect_exact(PROMPT)
+    child.sendline("hi")
+    child.expect_exact("claude here")
