@@ -147,9 +147,7 @@ class TEPSEngine:
         preps = [self._prepare(req) for req in requests]
         words = []
         for n, prep in enumerate(preps, start=1):
-            d = prep.decision
-            what = ("not valid" if d is None else "blocked" if d.action == "deny"
-                    else "asks" if d.action == "ask" or (prep.spec and self._needs_sandbox(prep)) else "runs")
+            what = self._plan_word(prep)
             title = prep.preview.title if prep.preview else prep.request.tool_name
             body = " ".join((prep.preview.body if prep.preview and prep.preview.lexer == "bash" else "").split())
             words.append((what, f"  {n}. {title}{': ' + body[:70] + ('…' if len(body) > 70 else '') if body else ''}"
@@ -159,6 +157,22 @@ class TEPSEngine:
                                        + "\n".join(line for _, line in words)))
         bulk = [self._bulk_ok(p) for p in preps]
         return [sum(bulk[i + 1:]) for i in range(len(preps))]
+
+    def _plan_word(self, prep: _Prepared) -> str:
+        """What will happen to a call, in a word, for the list of a reply's calls."""
+        d = prep.decision
+        if d is None or prep.spec is None:
+            return "not valid"
+        if d.action == "deny":
+            return "blocked"
+        runs = d.action == "allow" and not self._needs_sandbox(prep)
+        if self.dry_run:
+            return "previewed" if self._can_preview(prep) else "runs" if runs and prep.spec.kind == "read" else "shown"
+        if self.mode == "plan" and not (runs and (prep.spec.kind == "read" or d.level == Level.SAFE)):
+            return "not run: plan mode"
+        if self.mode == "accept-edits" and not runs and self._edit_ok(prep):
+            return "runs: accept-edits"
+        return "runs" if runs else "asks"
 
     def _bulk_ok(self, prep: _Prepared) -> bool:
         """A call that asks and may be approved with others: not Dangerous, not a control path or a

@@ -25,11 +25,14 @@ FIELD = re.compile(r"^\s*(intent|command|expected outcome|risk assessment|risk|c
 
 
 def fold_body(body: str, max_lines: int) -> tuple[str, int]:
-    """Cut `body` to `max_lines`, returning the cut text and how many lines were left out (never silent)."""
+    """Cut `body` to `max_lines`, returning the cut text and how many lines were left out (never silent).
+    A body that ends with its own `… N more lines` marker (a long new file's preview) counts those too."""
     lines = body.splitlines()
     if len(lines) <= max_lines:
         return body, 0
-    return "\n".join(lines[:max_lines]), len(lines) - max_lines
+    marker = re.match(r"… (\d+) more lines", lines[-1])
+    beyond = int(marker.group(1)) - 1 if marker else 0  # the marker line stands for them
+    return "\n".join(lines[:max_lines]), len(lines) - max_lines + beyond
 
 
 def brief_fields(brief: str) -> dict[str, str]:

@@ -111,14 +111,18 @@ def ask_key(message: Any, choices: str, *, default: str | None = None, guard_s: 
     def _enter(event: Any) -> None:
         if early():
             return
+        typed = line.text
         answer = line.enter()
-        sync(event)
         if answer is None:
             shown_hint[0] = help_text
+            sync(event)
         elif actions and answer in actions:
             shown_hint[0] = ""
+            sync(event)
             run_in_terminal(actions[answer])
         else:
+            shown_hint[0] = ""
+            event.current_buffer.text = typed or answer  # the answer stays on screen after the question
             event.app.exit(result=answer)
 
     @kb.add("<any>")

@@ -72,6 +72,10 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
                   f"{event.max_attempts})", file=sys.stderr, flush=True)
         if isinstance(event, AssistantMessageDone) and event.cut_off and event.message.meta.get("cut_off"):
             cut.append(True)
+        if isinstance(event, ToolCallFinished) and event.result.status == "dry_run":
+            what = str(event.request.parameters.get("path") or event.request.parameters.get("command") or
+                       event.request.tool_name)
+            print(f"laca: dry run: {event.request.tool_name} {visible(what)[:200]} shown, not made", file=sys.stderr)
         if isinstance(event, ToolCallFinished):
             calls.append({"request": event.request.to_dict(), "result": event.result.to_dict(),
                           "duration_s": round(event.duration_s, 3)})

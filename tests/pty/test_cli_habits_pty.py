@@ -254,3 +254,16 @@ def test_several_keys_and_none_for_the_default_provider_ask_which(spawn, fake_an
     child.expect_exact(PROMPT)
     child.sendline("hi")
     child.expect_exact("claude here")
+
+
+def test_a_one_shot_dry_run_reports_what_it_would_do_not_declines(workspace: Path, fake_openai) -> None:
+    fake_openai._queue.clear()
+    fake_openai.enqueue(Reply(tool_calls=[
+        ToolCallSpec("executeBashCommand", {"command": "echo x > d1.txt", "icerc_full_text": "b"}),
+        ToolCallSpec("writeFile", {"path": "d2.txt", "content": "hello\n", "icerc_full_text": "b"})]),
+        Reply(text="previewed"))
+    r = run("--dry-run", "-p", "go", workspace=workspace, env=keys(fake_openai))
+    assert r.returncode == 0 and "declined" not in r.stderr
+    assert "dry run: echo x > d1.txt would make: 1 file created (not applied)" in r.stderr
+    assert "dry run: writeFile d2.txt shown, not made" in r.stderr
+    assert not (workspace / "d1.txt").exists() and not (workspace / "d2.txt").exists()

@@ -132,3 +132,11 @@ def test_the_question_fits_the_width(width: int) -> None:
     lines = question_text(req, width).splitlines()
     assert lines[0].startswith("Allow?") and all(len(line) <= width for line in lines)
     assert "a always, this session: exactly: npm run build" in question_text(req, 120)
+
+
+def test_a_folded_new_file_counts_every_line_left_out() -> None:
+    from framework_core.ui.approval_view import fold_body
+
+    body = "\n".join([f"x{i}" for i in range(60)] + ["… 341 more lines (401 in all)"])
+    shown, hidden = fold_body(body, 10)
+    assert shown.splitlines()[-1] == "x9" and hidden == 391
