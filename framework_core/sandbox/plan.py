@@ -24,7 +24,7 @@ WorkspaceMode = Literal["read-only", "overlay", "write"]
 
 RESOLVER_DIR = "/run/systemd/resolve"  # /etc/resolv.conf often points here: kept so DNS works when allowed
 NAMESPACE_FLAGS = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-pid", "--unshare-uts",
-                   "--unshare-ipc", "--unshare-cgroup-try")
+                   "--unshare-ipc")
 LIFETIME_FLAGS = ("--die-with-parent", "--new-session")
 
 

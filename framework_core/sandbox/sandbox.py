@@ -24,7 +24,8 @@ from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, b
 from framework_core.sandbox.probe import SandboxReport, find_bwrap, probe, seccomp_fd
 
 Profile = Literal["workspace-write", "read-only", "off"]
-SERVER_SECCOMP_FD = 9  # where `sh` opens the filter file for bubblewrap in a server's wrapper
+SERVER_SECCOMP_FD = 9
+CACHE_S = 30.0  # how long the control-path scan and the hidden-path list are reused  # where `sh` opens the filter file for bubblewrap in a server's wrapper
 PROFILES: tuple[Profile, ...] = ("workspace-write", "read-only", "off")
 
 
@@ -55,6 +56,7 @@ class Sandbox:
     _report: SandboxReport | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _runtime: Path | None = None
+    _cache: dict = field(default_factory=dict)
 
     # ---- state ---------------------------------------------------------------------------------------
     @property
@@ -115,11 +117,11 @@ class Sandbox:
             upper, work = scratch / "upper", scratch / "work"
             upper.mkdir()
             work.mkdir()
-        controls = tuple(control_paths(self.workspace, self.protected_extra)) if mode != "read-only" else ()
+        controls = self._controls() if mode != "read-only" else ()
         protected = tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
                           if os.path.lexists(self.workspace / c.rel))
         missing = [self.workspace / c.rel for c in controls if not os.path.lexists(self.workspace / c.rel)]
-        hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
+        hidden = self._hidden()
         fd = seccomp_fd()
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
@@ -175,6 +177,25 @@ class Sandbox:
         """Drop an overlay's scratch directory once its change set has been applied or declined."""
         if launch.upper is not None:
             shutil.rmtree(launch.upper.parent, ignore_errors=True)
+
+    def _controls(self) -> tuple[ControlPath, ...]:
+        """Control paths, rescanned at most every CACHE_S: the scan walks the workspace for nested repositories.
+        A stale list is safe in overlay mode, where every change is checked against control paths by pattern
+        before it is applied; it only loses the early "read-only" error inside the command."""
+        now = time.monotonic()
+        cached = self._cache.get("controls")
+        if cached is None or now - cached[0] > CACHE_S or not self.overlay:
+            cached = (now, tuple(control_paths(self.workspace, self.protected_extra)))
+            self._cache["controls"] = cached
+        return cached[1]
+
+    def _hidden(self) -> list:
+        now = time.monotonic()
+        cached = self._cache.get("hidden")
+        if cached is None or now - cached[0] > CACHE_S:
+            cached = (now, hidden_paths(self.home, self.hidden_extra, self.laca_dirs))
+            self._cache["hidden"] = cached
+        return cached[1]
 
     def _runtime_dir(self) -> Path:
         if self._runtime is None:
