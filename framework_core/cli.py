@@ -112,11 +112,12 @@ def config_init(force: bool = typer.Option(False, "--force", help="Overwrite an 
 
 
 @config_app.command("show")
-def config_show(ctx: typer.Context) -> None:
+def config_show(ctx: typer.Context, all_providers: bool = typer.Option(
+        False, "--all", help="List every provider's settings, not only the active one's.")) -> None:
     """Print the effective config with each value's source (keys masked)."""
     from framework_core.config_cmds import show_config
 
-    print(show_config(_overrides(ctx)))
+    print(show_config(_overrides(ctx), all_providers=all_providers))
 
 
 @app.command("doctor")

@@ -66,11 +66,20 @@ def _flatten(value: object, prefix: tuple[str, ...]) -> list[tuple[tuple[str, ..
     return [(prefix, value)]
 
 
-def show_config(overrides: Overrides, workspace: Path | None = None) -> str:
+SDK_BASE_URL = {"openai": "OPENAI_BASE_URL", "openai-responses": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+
+
+def show_config(overrides: Overrides, workspace: Path | None = None, *, all_providers: bool = False) -> str:
+    """The effective config, each value with the layer that set it ("default" when none did); the active
+    provider only, unless `all_providers`."""
     import os
 
     loaded: LoadedConfig = load_config(workspace, overrides)
-    data = loaded.config.model_dump(mode="json")
+    cfg = loaded.config
+    data = cfg.model_dump(mode="json")
+    others = sorted(n for n in data.get("llm_settings", {}) if n != cfg.llm_provider)
+    if not all_providers:
+        data["llm_settings"] = {cfg.llm_provider: data["llm_settings"][cfg.llm_provider]}
     lines = [f"Workspace: {loaded.workspace}", "Files read: " + (", ".join(map(str, loaded.files)) or "(none)"), ""]
     for path, value in _flatten(data, ()):
         key = ".".join(path)
@@ -78,5 +87,11 @@ def show_config(overrides: Overrides, workspace: Path | None = None) -> str:
         if path[-1] == "api_key_env_var" and value:
             state = "set" if os.environ.get(str(value)) else "NOT set"
             shown = f"{value}  (env var {state}; value masked)"
+        elif path[:1] == ("llm_settings",) and path[-1] == "base_url" and value is None:
+            var = SDK_BASE_URL.get(str(cfg.llm_settings[path[1]].type))
+            if var and os.environ.get(var):
+                shown = f"None  (unset here, so the SDK uses ${var} = {os.environ[var]})"
         lines.append(f"{key} = {shown}    # {loaded.source_of(path)}")
+    if others and not all_providers:
+        lines += ["", f"Other providers: {', '.join(others)} (laca config show --all lists them too)"]
     return "\n".join(lines)

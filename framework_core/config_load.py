@@ -108,6 +108,9 @@ def _merge(into: dict[str, Any], new: dict[str, Any], label: str, sources: dict,
         path = prefix + (key,)
         if isinstance(val, dict) and isinstance(into.get(key), dict):
             _merge(into[key], val, label, sources, path)
+        elif isinstance(val, dict) and val and key not in into:
+            into[key] = {}  # record each key the layer sets, not the whole mapping: the rest are defaults
+            _merge(into[key], val, label, sources, path)
         else:
             into[key] = val
             for p in [p for p in sources if p[: len(path)] == path]:

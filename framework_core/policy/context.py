@@ -101,10 +101,15 @@ def shell_join(argv: list[str]) -> str:
 SHOWN_AS_IS = re.compile(r"[~\w@%+=:,./*?<>|&{}\[\]-]+")
 
 
+def _expands(word: str) -> bool:
+    """A word still holding `$…` or a backquote is shown as written: single quotes would change its meaning."""
+    return ("$" in word or "`" in word) and not any(c.isspace() for c in word)
+
+
 def seg(argv: list[str]) -> str:
     """How a reason names its segment: argv joined, or a single piece of source text as it stands."""
     text = argv[0].replace("\n", " ⏎ ") if len(argv) == 1 else " ".join(
-        a if SHOWN_AS_IS.fullmatch(a) else shlex.quote(a) for a in argv)
+        a if SHOWN_AS_IS.fullmatch(a) or _expands(a) else shlex.quote(a) for a in argv)
     return text if len(text) <= 70 else text[:67] + "…"
 
 

@@ -138,3 +138,19 @@ def test_the_wheel_carries_every_document_the_shipped_context_names() -> None:
     carried = [top / name for name in FILES]
     for doc in dcm.documents():
         assert any(doc.source == path or path in doc.source.parents for path in carried), doc.source
+
+
+def test_config_show_says_what_is_default_names_the_sdk_url_and_shows_the_active_provider(
+        workspace: Path, monkeypatch) -> None:
+    from framework_core.config_cmds import show_config
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    (workspace / "framework_config.yaml").write_text("teps_settings:\n  command_timeout_s: 33\n")
+    text = show_config(Overrides(), workspace)
+    lines = {line.split(" = ")[0]: line for line in text.splitlines() if " = " in line}
+    assert lines["teps_settings.command_timeout_s"].endswith("# workspace (" + str(workspace / "framework_config.yaml") + ")")
+    assert lines["teps_settings.screen_output_lines"].endswith("# default")  # not "framework": no layer set it
+    assert "the SDK uses $OPENAI_BASE_URL = http://127.0.0.1:9/v1" in lines["llm_settings.openai.base_url"]
+    assert not any(k.startswith("llm_settings.anthropic") for k in lines)
+    assert "Other providers: anthropic" in text
+    assert "llm_settings.anthropic.model" in show_config(Overrides(), workspace, all_providers=True)

@@ -170,3 +170,11 @@ def test_policy_check_plain_and_jsonl() -> None:
     lines = [json.loads(l) for l in out.getvalue().splitlines()]
     assert [l.get("level") for l in lines] == ["safe", None, "dangerous"]
     assert "error" in lines[1] and lines[2]["reasons"]
+
+
+def test_reasons_show_words_as_written_not_requoted() -> None:
+    from framework_core.policy.classifier import classify_command
+
+    reasons = " ".join(classify_command("for i in 1 2; do echo x > out$i.txt; done").reasons)
+    assert "out$i.txt" in reasons and "'out$i.txt'" not in reasons
+    assert "'my file.txt'" in " ".join(classify_command('echo hi > "my file.txt"').reasons)  # spaces still quoted
