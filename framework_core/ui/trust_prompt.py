@@ -77,7 +77,7 @@ def review_workspace(workspace: Path, overrides: "Overrides", console: Console, 
         return
     console.print(trust_panel(workspace.resolve(), pending))
     try:
-        key = ask_key("Use them? [y] yes, trust and remember  [n] no, start without them: ", "yn",
+        key = ask_key("Use them? y then Enter: trust and remember · n then Enter: start without them ", "yn",
                       pt_input=pt_input, pt_output=pt_output)
     except (KeyboardInterrupt, EOFError):
         key = "n"
