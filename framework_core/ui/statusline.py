@@ -52,14 +52,14 @@ def status_parts(agent: "Agent") -> list[list[tuple[str, str]]]:
     if agent.key_problem is not None:
         pieces.append([(ALARM, " NO API KEY "), ("", " ")])
     pieces.append([("bold", f" {agent.provider_name}"), ("", f" · {agent.provider.model}")])
+    if sandbox is not None and sandbox.active:  # the profile in force, before the figures
+        pieces.append([("fg:ansigreen", f" · ⛶ {sandbox.describe()}")])
     pieces.append([("", f" · ctx {context_share(agent):.0f}%")])
     pieces.append([("", f" · {status_total(agent.session.usage, agent.caps.prices)}")])  # all tokens, and the cost
     pieces.append([("", f" · persona {agent.persona_id}")])
     if mode == "ask":
         pieces.append([("fg:ansibrightblack", " · ⇧Tab modes")])
     pieces.append([("", f" · session {agent.session.session_id} ")])
-    if sandbox is not None and sandbox.active:
-        pieces.append([("fg:ansigreen", f" ⛶ {sandbox.describe()}")])
     return pieces
 
 

@@ -207,3 +207,13 @@ def test_error_event_after_text_keeps_partial(rig: Rig) -> None:
     assert any("cut off" in e.text for e in rig.events if hasattr(e, "text") and isinstance(e.text, str))
     rig.server.enqueue(Reply(text="fine"))
     assert rig.agent.run_turn("continue").text == "fine"
+
+
+def test_the_status_line_shows_the_sandbox_in_force_at_80_columns(rig) -> None:
+    from framework_core.sandbox.sandbox import Sandbox
+    from framework_core.ui.statusline import status_fragments
+
+    line = "".join(part for _, part in status_fragments(rig.agent, width=80))
+    assert ("⛶ sandboxed" in line) == rig.agent.teps.sandbox.active
+    rig.agent.teps.sandbox = Sandbox("workspace-write", rig.workspace, bwrap=str(rig.workspace / "no-bwrap"))
+    assert "NO SANDBOX" in "".join(part for _, part in status_fragments(rig.agent, width=60))
