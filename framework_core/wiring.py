@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from framework_core.approval import Approver
 from framework_core.config_load import LoadedConfig, user_config_dir, user_data_dir
@@ -135,7 +136,9 @@ def bind_results(teps, agent: Agent) -> None:
 
 
 def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, session: MessageManager,
-                start_mcp: bool = True) -> Parts:
+                start_mcp: bool = True, elicit: "Callable[[Any], Any] | None" = None) -> Parts:
+    """`elicit` answers an MCP server's request for input (a terminal form); without it the capability is not
+    offered to servers."""
     from framework_core.dcm import DynamicContextManager
     from framework_core.teps import TEPSEngine
 
@@ -156,6 +159,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
         mcp.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network) if s.sandbox else ()
+        mcp.elicit = elicit
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)
     bind_results(teps, agent)

@@ -23,6 +23,17 @@ if TYPE_CHECKING:
 DOUBLE_CTRL_C_S = 2.0
 
 
+def elicitor(console: Console, pause: Any) -> Any:
+    """The terminal form for MCP servers' requests for input (asked during a tool call, on the main thread)."""
+    from framework_core.ui.elicit_form import answer_form
+    from framework_core.ui.keys import ask_key, ask_line
+
+    def answer(params: Any) -> Any:
+        pause()
+        return answer_form(params, console, ask_key, ask_line)
+    return answer
+
+
 def run_repl(opts: "StartOptions") -> int:
     from framework_core.ui.boot import Boot
     from framework_core.ui.console import make_console
@@ -46,7 +57,7 @@ def run_repl(opts: "StartOptions") -> int:
         renderer.screen_lines = prepared.loaded.config.teps_settings.screen_output_lines
         renderer.code_theme = prepared.loaded.config.ui.code_theme
         parts = build_agent(prepared.loaded, events=renderer, approver=approver, session=prepared.session,
-                            start_mcp=not o.no_mcp)
+                            start_mcp=not o.no_mcp, elicit=elicitor(console, renderer.pause))
         notes = apply_run_options(parts.agent, o, prepared.resumed)
         if parts.agent.key_problem is None:
             parts.agent.warm_up()

@@ -1,0 +1,79 @@
+"""The terminal form for an MCP server's request for input: fields, answers, decline and cancel."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from framework_core.ui.elicit_form import Field, answer_form, fields_of, parse_value
+
+SCHEMA = {"type": "object", "required": ["name"], "properties": {
+    "name": {"type": "string", "title": "Name"},
+    "age": {"type": "integer", "default": 30},
+    "subscribe": {"type": "boolean"},
+    "colour": {"type": "string", "enum": ["red", "green"]},
+}}
+
+
+class Params:
+    message = "Tell me about you"
+    requested_schema = SCHEMA
+
+
+def test_fields_keep_the_servers_order_and_what_is_required() -> None:
+    fields = fields_of(SCHEMA)
+    assert [f.name for f in fields] == ["name", "age", "subscribe", "colour"]
+    assert fields[0].required and not fields[1].required and fields[3].choices == ("red", "green")
+
+
+@pytest.mark.parametrize(("field", "text", "value", "problem"), [
+    (Field("n", "string", "N", True), "", None, "this field is required"),
+    (Field("a", "integer", "A", False, 30), "", 30, None),
+    (Field("a", "integer", "A", False), "x", None, "a integer is needed"),
+    (Field("b", "boolean", "B", False), "yes", True, None),
+    (Field("c", "string", "C", False, None, ("red", "green")), "2", "green", None),
+    (Field("c", "string", "C", False, None, ("red", "green")), "blue", None, "choose one of: red, green"),
+])
+def test_values_are_parsed_and_checked(field: Field, text: str, value, problem) -> None:
+    assert parse_value(field, text) == (value, problem)
+
+
+def test_a_filled_form_is_accepted_with_its_values_and_a_bad_answer_is_asked_again() -> None:
+    answers = iter(["", "Ada", "", "y", "9", "red"])  # name left empty first: required, asked again
+    out = io.StringIO()
+    result = answer_form(Params(), Console(file=out), lambda *a, **k: "y", lambda prompt: next(answers))
+    assert result.action == "accept"
+    assert result.content == {"name": "Ada", "age": 30, "subscribe": True, "colour": "red"}
+    assert "Tell me about you" in out.getvalue() and "this field is required" in out.getvalue()
+
+
+def test_n_declines_and_ctrl_c_cancels() -> None:
+    assert answer_form(Params(), Console(file=io.StringIO()), lambda *a, **k: "n", input).action == "decline"
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    assert answer_form(Params(), Console(file=io.StringIO()), interrupted, input).action == "cancel"
+
+
+@pytest.mark.mcp
+def test_the_form_answers_a_real_servers_request(tmp_path: Path) -> None:
+    from framework_core.config import McpServerSettings
+    from framework_core.tools.base import ToolRegistry
+    from framework_core.tools.mcp import McpManager
+    from tests.integration.mcp_servers import CASES
+
+    mgr = McpManager({"cases": McpServerSettings(command=sys.executable, args=[CASES])}, ToolRegistry(), tmp_path,
+                     tmp_path)
+    mgr.elicit = lambda params: answer_form(params, Console(file=io.StringIO()), lambda *a, **k: "y",
+                                            lambda prompt: "Ada")
+    mgr.start()
+    try:
+        assert mgr.wait_ready(60) == []
+        out = mgr.call("cases", "ask", {})["content"]
+    finally:
+        mgr.close()
+    assert out == "accept: {'name': 'Ada'}"
