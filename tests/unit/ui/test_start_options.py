@@ -50,11 +50,24 @@ def test_the_provider_whose_key_is_set_is_picked(workspace: Path, monkeypatch: p
     assert "could be used too" in pick_provider(several)[0]
 
 
-def test_hints_name_make_run_only_when_make_started_laca(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MAKELEVEL", raising=False)
-    assert invocation("--continue") == "laca --continue"
-    monkeypatch.setenv("MAKELEVEL", "1")  # set by `make test` too: the parent here is not make
-    assert invocation("--continue") == "laca --continue"
+def test_hints_name_make_run_only_when_make_started_laca(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    code = "from framework_core.startup import invocation; print(invocation('--continue'))"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    env.pop("MAKELEVEL", None)
+    direct = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert direct.stdout.strip() == "laca --continue"
+    # MAKELEVEL is inherited by everything under `make test`: the parent must be make itself
+    under = subprocess.run([sys.executable, "-c", code], env={**env, "MAKELEVEL": "1"}, capture_output=True, text=True)
+    assert under.stdout.strip() == "laca --continue"
+    if shutil.which("make"):
+        (tmp_path / "hint.py").write_text(code + "\n")  # no shell syntax in the recipe: make runs it itself
+        (tmp_path / "Makefile").write_text(f"run:\n\t@{sys.executable} {tmp_path / 'hint.py'}\n")
+        made = subprocess.run(["make", "-s", "-C", str(tmp_path), "run"], env=env, capture_output=True, text=True)
+        assert made.stdout.strip() == 'make run ARGS="--continue"'
 
 
 def test_sessions_by_a_unique_start_or_end_of_their_id(isolated_env: Path) -> None:
