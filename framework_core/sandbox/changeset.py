@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal
 
-from framework_core.sandbox.undo_store import Conflict, NodeKind, NodeState, UndoEntry, UndoError, remove_tree
+from framework_core.sandbox.nodes import NodeKind, NodeState, remove_tree
+from framework_core.sandbox.undo_store import Conflict, UndoEntry, UndoError
 from framework_core.wording import plural
 
 ChangeKind = Literal["created", "modified", "deleted", "replaced_dir", "mode_changed", "touched", "symlink"]

@@ -21,7 +21,7 @@ from typing import Iterator, Literal
 from framework_core.sandbox.control import ControlPath, control_paths
 from framework_core.sandbox.hidden import hidden_paths
 from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
-from framework_core.sandbox.probe import SandboxReport, find_bwrap, probe, seccomp_fd
+from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 
 Profile = Literal["workspace-write", "read-only", "off"]
 SERVER_SECCOMP_FD = 9

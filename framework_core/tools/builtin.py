@@ -67,14 +67,7 @@ def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     command = _str_arg(args, "command") or ""
     ran = run_in_sandbox(command, ctx, cwd=_bash_cwd(args, ctx))
     out = ran.outcome
-    data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code,
-                            "duration_s": round(out.duration_s, 3)}
-    if out.cut:
-        data["cut"] = "; ".join(out.cut)
-    if ran.notes:
-        data["sandbox"] = " ".join(ran.notes)
-    if ran.changes is not None:
-        data["changes"] = ran.changes
+    data = ran.result_data()
     if out.full_output_path:  # for the screen; the model reads the marker in the output
         data["full_output_path"] = out.full_output_path
         data["output_bytes"] = out.total_bytes

@@ -193,14 +193,7 @@ def _cli_handler(tool: DeclaredToolModel):
         out = ran.outcome
         if out.exit_code == 127 and "not found" in out.stderr:
             raise ToolError(f"program not found: {argv[0]}")
-        data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code,
-                                "duration_s": round(out.duration_s, 3)}
-        if out.cut:
-            data["cut"] = "; ".join(out.cut)
-        if ran.notes:
-            data["sandbox"] = " ".join(ran.notes)
-        if ran.changes is not None:
-            data["changes"] = ran.changes
+        data = ran.result_data()
         if out.timed_out or out.stopped:
             raise ToolError(out.stopped or f"{tool.name} timed out after {ctx.settings.command_timeout_s:g} s "
                             "(its whole process group was stopped)", data=data)

@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from framework_core.tools.base import ToolContext
 from framework_core.tools.runner import CommandOutcome, run_command
@@ -26,6 +26,20 @@ class Executed:
     sandbox: str  # "read-only", "overlay", "write" or "off"
     notes: list[str] = field(default_factory=list)  # why the sandbox stopped it, in plain words
     changes: str | None = None  # overlay mode: what landed in the workspace, in one line
+
+    def result_data(self) -> dict[str, Any]:
+        """The fields every process-running tool reports: output, exit code, time, what was cut, what the
+        sandbox stopped and what changed."""
+        out = self.outcome
+        data: dict[str, Any] = {"stdout": out.stdout, "stderr": out.stderr, "exit_code": out.exit_code,
+                                "duration_s": round(out.duration_s, 3)}
+        if out.cut:
+            data["cut"] = "; ".join(out.cut)
+        if self.notes:
+            data["sandbox"] = " ".join(self.notes)
+        if self.changes is not None:
+            data["changes"] = self.changes
+        return data
 
 
 def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:

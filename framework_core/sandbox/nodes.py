@@ -1,0 +1,131 @@
+"""What is at a path, as undo and change sets see it, and the tree operations both need: walking a folder,
+removing one (keeping some paths), and putting a saved node back."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Literal
+
+NodeKind = Literal["absent", "file", "dir", "symlink", "fifo", "other"]
+_KINDS: dict[int, NodeKind] = {stat.S_IFREG: "file", stat.S_IFDIR: "dir", stat.S_IFLNK: "symlink",
+                               stat.S_IFIFO: "fifo"}
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """What is at a path, as far as undo cares: type, permission bits, size, mtime, symlink target."""
+
+    kind: NodeKind
+    mode: int = 0
+    size: int = 0
+    mtime_ns: int = 0
+    target: str = ""
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str]) -> NodeState:
+        try:
+            return cls.from_stat(os.lstat(path), path)
+        except (FileNotFoundError, NotADirectoryError):
+            return ABSENT
+
+    @classmethod
+    def from_stat(cls, st: os.stat_result, path: str | os.PathLike[str]) -> NodeState:
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "other")
+        target = os.readlink(path) if kind == "symlink" else ""
+        return cls(kind, stat.S_IMODE(st.st_mode), st.st_size if kind == "file" else 0, st.st_mtime_ns, target)
+
+    def matches(self, other: NodeState) -> bool:
+        """The same as far as a later change would show (a folder's mtime moves with its contents)."""
+        if self.kind != other.kind:
+            return False
+        if self.kind == "symlink":
+            return self.target == other.target
+        if self.kind == "file":
+            return (self.mode, self.size, self.mtime_ns) == (other.mode, other.size, other.mtime_ns)
+        return self.kind == "absent" or self.mode == other.mode
+
+    def to_json(self) -> list:
+        return [self.kind, self.mode, self.size, self.mtime_ns, self.target]
+
+    @classmethod
+    def from_json(cls, data: list) -> NodeState:
+        return cls(*data)
+
+
+ABSENT = NodeState("absent")
+
+
+def _missing_parents(path: str) -> list[str]:
+    """The folders above `path` that do not exist yet, outermost first."""
+    out: list[str] = []
+    parent = os.path.dirname(path)
+    while parent and parent != os.path.dirname(parent) and not os.path.lexists(parent):
+        out.append(parent)
+        parent = os.path.dirname(parent)
+    return out[::-1]
+
+
+def walk_tree(top: str, keep: frozenset[str], kept: list[str]) -> Iterator[tuple[str, str, NodeState, os.stat_result]]:
+    """Everything under the folder `top`, parents first, never following symlinks: (relative path, full
+    path, state, stat). Paths in `keep` are skipped (and listed in `kept`)."""
+    stack = [("", top)]
+    while stack:
+        rel_dir, full_dir = stack.pop()
+        with os.scandir(full_dir) as it:
+            items = sorted(it, key=lambda e: e.name, reverse=True)
+        for item in reversed(items):
+            rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+            if item.path in keep:
+                kept.append(item.path)
+                continue
+            st = item.stat(follow_symlinks=False)
+            state = NodeState.from_stat(st, item.path)
+            yield rel, item.path, state, st
+            if state.kind == "dir":
+                stack.append((rel, item.path))
+
+
+def remove_tree(path: str, keep: frozenset[str] = frozenset()) -> None:
+    """Remove a file, symlink or folder (recursively, never following symlinks), leaving `keep` paths
+    and the folders that lead to them in place."""
+    if path in keep:
+        return
+    inside = [k for k in keep if k.startswith(path + "/")]
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(path)
+    elif not inside:
+        shutil.rmtree(path)
+    else:
+        for name in os.listdir(path):
+            remove_tree(os.path.join(path, name), frozenset(inside))
+
+
+def restore_node(path: str, state: NodeState, blob: Path | None) -> None:
+    """Create `state` at `path` (which is absent, or a folder kept for a protected path inside it).
+    Folders get their final mode and mtime from the caller, after their contents."""
+    if state.kind == "dir":
+        if not os.path.isdir(path) or os.path.islink(path):
+            os.mkdir(path, 0o700)
+    elif state.kind == "file":
+        assert blob is not None
+        try:
+            os.link(blob, path)  # the entry is removed once reverted, so the file is not shared for long
+        except OSError:
+            shutil.copyfile(blob, path)
+        os.chmod(path, state.mode)
+        os.utime(path, ns=(state.mtime_ns, state.mtime_ns))
+    elif state.kind == "symlink":
+        os.symlink(state.target, path)
+        os.utime(path, ns=(state.mtime_ns, state.mtime_ns), follow_symlinks=False)
+    elif state.kind == "fifo":
+        os.mkfifo(path)
+        os.chmod(path, state.mode)
+        os.utime(path, ns=(state.mtime_ns, state.mtime_ns))
