@@ -57,9 +57,9 @@ def status_parts(agent: "Agent") -> list[list[tuple[str, str]]]:
     pieces.append([("", f" · ctx {context_share(agent):.0f}%")])
     pieces.append([("", f" · {status_total(agent.session.usage, agent.caps.prices)}")])  # all tokens, and the cost
     pieces.append([("", f" · persona {agent.persona_id}")])
-    if mode == "ask":
-        pieces.append([("fg:ansibrightblack", " · ⇧Tab modes")])
     pieces.append([("", f" · session {agent.session.session_id} ")])
+    if mode == "ask":  # a hint: the first piece to go when the line is short
+        pieces.append([("fg:ansibrightblack", " · ⇧Tab modes")])
     return pieces
 
 

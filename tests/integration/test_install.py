@@ -81,7 +81,7 @@ def test_installed_package_is_imported_from_the_environment(installed: Installed
 def test_version_and_config_outside_the_repository(installed: Installed) -> None:
     version = _run(installed.laca, "--version", cwd=installed.elsewhere, env=user_env())
     assert version.stdout.startswith("laca ")
-    show = _run(installed.laca, "config", "show", cwd=installed.elsewhere, env=user_env()).stdout
+    show = _run(installed.laca, "config", "show", "--all", cwd=installed.elsewhere, env=user_env()).stdout
     shipped = installed.venv.resolve()
     assert f"Workspace: {installed.elsewhere.resolve()}" in show
     files_read = next(line for line in show.splitlines() if line.startswith("Files read:"))
