@@ -288,8 +288,9 @@ class EscWatcher:
         and the unfinished rest (put in the next prompt). Control keys and sequences are left out."""
         import re
 
-        text = re.sub(r"\x1b(\[[0-9;?]*[A-Za-z~]|O.|.)", "", self.typed.decode("utf-8", errors="ignore"))
-        self.typed = bytearray()
+        with self._lock:
+            typed, self.typed = bytes(self.typed), bytearray()
+        text = re.sub(r"\x1b(\[[0-9;?]*[A-Za-z~]|O.|.)", "", typed.decode("utf-8", errors="ignore"))
         text = "".join(c for c in text.replace("\r", "\n") if c.isprintable() or c == "\n")
         *lines, rest = text.split("\n")
         return [line for line in lines if line.strip()], rest

@@ -363,11 +363,12 @@ class Repl:
 
         started = time.monotonic()
         stopped = True
-        with EscWatcher() as watcher:  # Esc stops the reply or the command, as Ctrl-C does
-            try:
+        watcher = EscWatcher()
+        try:
+            with watcher:  # Esc stops the reply or the command, as Ctrl-C does
                 stopped = self.agent.run_turn(message).interrupted
-            finally:
-                self.keep_typed(watcher, send=not stopped)
+        finally:  # after the watcher stopped reading: a line typed as the turn ends is taken whole
+            self.keep_typed(watcher, send=not stopped)
         notify_done(self.console, started)  # a bell (or a desktop notice) after a long reply
         from framework_core.compaction import maybe_compact
 
@@ -389,11 +390,12 @@ class Repl:
         """`!cmd`: run a command yourself, in the sandbox (Esc or Ctrl-C stops it)."""
         from framework_core.ui.keys import EscWatcher
 
-        with EscWatcher() as watcher:
-            try:
+        watcher = EscWatcher()
+        try:
+            with watcher:
                 self.agent.run_user_command(command)
-            finally:
-                self.keep_typed(watcher)
+        finally:
+            self.keep_typed(watcher)
         self.console.print(Text("The model sees this command and its output with your next message.",
                                 style="laca.dim"))
 
