@@ -8,9 +8,10 @@ profiles: a fake that read them could not catch them being wrong.
 
 from __future__ import annotations
 
-import typing
 from dataclasses import dataclass
 from functools import lru_cache
+
+from tests.fakes.literals import literal_strings
 
 RETIRED = {"claude-mythos-preview"}  # end of life 2026-06-30
 
@@ -39,15 +40,7 @@ FAKE = {
 def sdk_models() -> frozenset[str]:
     from anthropic.types.model_param import ModelParam
 
-    names: set[str] = set()
-    pending = list(typing.get_args(ModelParam))
-    while pending:
-        arg = pending.pop()
-        if isinstance(arg, str):
-            names.add(arg)
-        else:
-            pending += typing.get_args(arg)
-    return frozenset(names)
+    return literal_strings(ModelParam)
 
 
 def _family(name: str) -> FakeModel:

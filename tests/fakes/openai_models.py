@@ -10,8 +10,9 @@ independent of LACA's own capability profiles: a fake that read them could not c
 from __future__ import annotations
 
 import re
-import typing
 from functools import lru_cache
+
+from tests.fakes.literals import literal_strings
 
 FAKE_PLAIN = {"fake-gpt", "fake-gpt-mini", "fake-model", "m"}  # "m": the name the benchmarks send
 FAKE_REASONING = {"fake-reasoner"}
@@ -23,15 +24,7 @@ REASONING_NAME = re.compile(r"^(o\d|gpt-([5-9]|\d\d)|codex-)")
 def sdk_models() -> frozenset[str]:
     from openai.types.shared.responses_model import ResponsesModel
 
-    names: set[str] = set()
-    pending = list(typing.get_args(ResponsesModel))
-    while pending:
-        arg = pending.pop()
-        if isinstance(arg, str):
-            names.add(arg)
-        else:
-            pending += typing.get_args(arg)
-    return frozenset(names)
+    return literal_strings(ResponsesModel)
 
 
 def known(model: str) -> bool:

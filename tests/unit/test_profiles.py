@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import typing
 from pathlib import Path
 
 import pytest
@@ -11,20 +10,13 @@ import yaml
 from framework_core.adapters.profiles import known_models, lookup, resolve
 from framework_core.config import ProviderSettings
 from framework_core.lial_core import Usage
+from tests.fakes.literals import literal_strings
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def literals(alias: object) -> set[str]:
-    out: set[str] = set()
-    pending = list(typing.get_args(alias))
-    while pending:
-        arg = pending.pop()
-        if isinstance(arg, str):
-            out.add(arg)
-        else:
-            pending += typing.get_args(arg)
-    return out
+    return set(literal_strings(alias))
 
 
 def sdk_names() -> dict[str, set[str]]:
