@@ -35,10 +35,17 @@ def workspace_additions(workspace: Path) -> list["Addition"]:
     return out + file_additions(workspace)
 
 
+ADDITION_FILES = (".mcp.json", "tools.yaml", "framework_config.yaml", ".laca/rules.yaml")
+
+
+def brings_anything(workspace: Path) -> bool:
+    """The common case (none of these files) costs four stat calls and no YAML."""
+    return any((workspace / n).is_file() for n in ADDITION_FILES)
+
+
 def pending_for(workspace: Path, store: "TrustStore") -> list["Pending"]:
-    names = (".mcp.json", "tools.yaml", "framework_config.yaml", ".laca/rules.yaml")
-    if not any((workspace / n).is_file() for n in names):
-        return []  # the common case costs four stat calls, no YAML
+    if not brings_anything(workspace):
+        return []
     _, pending = store.pending(workspace, workspace_additions(workspace))
     return pending
 
@@ -69,7 +76,7 @@ def review_workspace(workspace: Path, overrides: "Overrides", console: Console, 
     from framework_core.trust import default_store, trusted_by_user_config
     from framework_core.ui.keys import ask_key
 
-    if overrides.trust or trusted_by_user_config(workspace):
+    if overrides.trust or not brings_anything(workspace) or trusted_by_user_config(workspace):
         return  # the config load trusts and records them
     store = default_store()
     pending = pending_for(workspace.resolve(), store)
