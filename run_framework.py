@@ -22,7 +22,7 @@ if not all(find_spec(name) for name in DEPENDENCIES):  # cheap: nothing is impor
         os.execv(str(venv_python), [str(venv_python), __file__, *sys.argv[1:]])
     sys.exit(f"laca: dependencies are not installed. Run `make run` in {HERE} once (it creates .venv).")
 
-from framework_core.entry import main  # noqa: E402
+from framework_core.app.entry import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

@@ -3,7 +3,7 @@
 The project's metadata is in pyproject.toml. The default config, context file, personas and documents live at
 the repository's top level, where a checkout (and an editable install) reads them; a built package reads the
 copy this step puts in `framework_core/_defaults/`. Which files, and where they go, is said once, in
-`framework_core/shipped.py`.
+`framework_core/config/shipped.py`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-SHIPPED = runpy.run_path(str(HERE / "framework_core" / "shipped.py"))
+SHIPPED = runpy.run_path(str(HERE / "framework_core" / "config" / "shipped.py"))
 
 
 class BuildPyWithDefaults(build_py):

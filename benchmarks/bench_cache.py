@@ -24,11 +24,11 @@ ROUNDS = 10
 
 def run_loop(caching: bool) -> list:
     """The usage of each request of one turn: ten tool rounds, then the closing reply."""
-    from framework_core.approval import ScriptedApprover
-    from framework_core.config_load import Overrides, load_config
-    from framework_core.events import AssistantMessageDone
-    from framework_core.session import open_session
-    from framework_core.wiring import build_agent
+    from framework_core.core.approval import ScriptedApprover
+    from framework_core.config.load import Overrides, load_config
+    from framework_core.core.events import AssistantMessageDone
+    from framework_core.core.session import open_session
+    from framework_core.app.wiring import build_agent
     from tests.fakes.anthropic_server import FakeAnthropicServer
     from tests.fakes.script import Reply, ToolCallSpec
 

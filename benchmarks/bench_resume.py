@@ -39,7 +39,7 @@ def write_long_session(data: Path, workspace: Path, messages: int = MESSAGES) ->
     the usage, decision and tool_started records a session writes, and an unanswered call at the end (a kill)
     so that loading has a repair to write back."""
     from framework_core.lial_core import Message, ToolRequest, ToolResult, Usage
-    from framework_core.session import open_session
+    from framework_core.core.session import open_session
 
     s = open_session(data)
     s.start({"workspace": str(workspace), "provider": "openai", "persona": "forge"})
@@ -64,7 +64,7 @@ def write_long_session(data: Path, workspace: Path, messages: int = MESSAGES) ->
 def resume_in_process(data: Path, path: Path, rounds: int = 5) -> tuple[float, int]:
     import shutil
 
-    from framework_core.session import resume_session
+    from framework_core.core.session import resume_session
 
     times = []
     for _ in range(rounds):
@@ -99,10 +99,10 @@ RSS_CHILD = r"""
 import json, os, sys, tempfile
 from pathlib import Path
 from benchmarks.bench_resume import _rss_mb
-from framework_core.approval import ScriptedApprover
-from framework_core.config_load import Overrides, load_config
-from framework_core.session import open_session
-from framework_core.wiring import build_agent
+from framework_core.core.approval import ScriptedApprover
+from framework_core.config.load import Overrides, load_config
+from framework_core.core.session import open_session
+from framework_core.app.wiring import build_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.script import Reply
 

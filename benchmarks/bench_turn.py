@@ -13,11 +13,11 @@ from benchmarks.common import Row, absolute_row
 
 
 def measure(rounds: int = 15) -> list[Row]:
-    from framework_core.approval import ScriptedApprover
-    from framework_core.config_load import Overrides, load_config
+    from framework_core.core.approval import ScriptedApprover
+    from framework_core.config.load import Overrides, load_config
     from framework_core.lial_core import Message
-    from framework_core.session import open_session
-    from framework_core.wiring import build_agent
+    from framework_core.core.session import open_session
+    from framework_core.app.wiring import build_agent
     from tests.fakes.openai_server import FakeOpenAIServer
     from tests.fakes.script import Reply
 

@@ -1,3 +1,3 @@
-from framework_core.entry import main
+from framework_core.app.entry import main
 
 main()

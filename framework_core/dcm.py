@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from framework_core.errors import ConfigError
-from framework_core.shipped import shipped_dir
+from framework_core.config.shipped import shipped_dir
 
 DOC_LINE = re.compile(r"^\s*(?:[-*]\s+)?([A-Za-z0-9_.\-]+)\s*:\s*@(\S+)\s*$")
 TEMPLATE_LINE = re.compile(r'^#\s*initial_prompt_template\s*:\s*"(.*)"\s*$')

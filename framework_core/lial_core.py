@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Literal, Union
 
 if TYPE_CHECKING:
-    from framework_core.config import ProviderSettings
+    from framework_core.config.models import ProviderSettings
     from framework_core.dcm import DynamicContextManager
 
 Role = Literal["system", "user", "assistant", "tool_result"]
@@ -120,7 +120,7 @@ class ToolResult:
 
     def to_model_text(self) -> str:
         """What the model reads: plain text, a header line then the output (images go as image blocks)."""
-        from framework_core.result_text import render
+        from framework_core.core.result_text import render
 
         return render(self)
 

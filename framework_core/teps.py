@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from framework_core.approval import MCP_WARNING, ApprovalAnswer, ApprovalRequest, Approver, DeclineAllApprover
-from framework_core.config import TepsSettings
+from framework_core.core.approval import MCP_WARNING, ApprovalAnswer, ApprovalRequest, Approver, DeclineAllApprover
+from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
-from framework_core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
+from framework_core.core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
 from framework_core.lial_core import ToolRequest, ToolResult
 from framework_core.policy.decide import CallFacts, Decision, PolicyState, decide
 from framework_core.policy.levels import Level

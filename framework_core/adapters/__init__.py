@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from framework_core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from framework_core.config import ProviderSettings
+    from framework_core.config.models import ProviderSettings
     from framework_core.dcm import DynamicContextManager
     from framework_core.lial_core import LLMAdapterInterface
 

@@ -7,7 +7,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from framework_core.core import Agent
+    from framework_core.core.agent import Agent
 
 LIST_TIMEOUT_S = 10.0
 MAX_MODELS = 300

@@ -14,7 +14,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from framework_core.config import ProviderSettings
+    from framework_core.config.models import ProviderSettings
     from framework_core.lial_core import Usage
 
 THINKING_MODES = ("none", "budget", "adaptive", "always")
@@ -102,7 +102,7 @@ class Capabilities:
 def _data() -> dict[str, Any]:
     from pathlib import Path
 
-    from framework_core.yaml_load import parse_yaml  # the one YAML reader: duplicate keys are errors here too
+    from framework_core.config.yaml_load import parse_yaml  # the one YAML reader: duplicate keys are errors here too
 
     text = resources.files("framework_core.adapters").joinpath("profiles.yaml").read_text(encoding="utf-8")
     data = parse_yaml(text, Path(__file__).with_name("profiles.yaml")).data

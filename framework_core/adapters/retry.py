@@ -11,7 +11,7 @@ import random
 import time
 from typing import Callable, Iterator
 
-from framework_core.config import RetrySettings
+from framework_core.config.models import RetrySettings
 from framework_core.errors import ProviderError, StreamCutError
 from framework_core.lial_core import ReasoningDelta, StreamEvent, TextDelta, ToolCallStart
 

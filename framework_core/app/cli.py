@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import typer
 
-from framework_core.cli_options import OPTIONS
+from framework_core.app.cli_options import OPTIONS
 from framework_core.errors import ConfigError
 
 EPILOG = """Examples:
@@ -45,13 +45,13 @@ app.add_typer(config_app, name="config")
 
 
 def _overrides(ctx: typer.Context):
-    from framework_core.config_load import Overrides
+    from framework_core.config.load import Overrides
 
     return ctx.obj if isinstance(ctx.obj, Overrides) else Overrides()
 
 
 def _root(ctx: typer.Context, **values: Any) -> None:
-    from framework_core.config_load import Overrides
+    from framework_core.config.load import Overrides
 
     sandbox = values.get("sandbox")
     ctx.obj = Overrides(config_path=values["config"], provider=values["provider"], model=values["model"],
@@ -59,7 +59,7 @@ def _root(ctx: typer.Context, **values: Any) -> None:
                         if sandbox else None, trust=bool(values.get("trust")))
     if ctx.invoked_subcommand:
         return
-    from framework_core.entry import run_root
+    from framework_core.app.entry import run_root
 
     raise typer.Exit(run_root(values))
 
@@ -93,9 +93,9 @@ def policy_check(
     would do with it under the same rule files (allowlist, ~/.config/laca/rules.yaml, a trusted .laca/rules.yaml)."""
     from pathlib import Path
 
-    from framework_core.config_load import load_config
+    from framework_core.config.load import load_config
     from framework_core.policy.check_cli import run_policy_check
-    from framework_core.wiring import build_policy_state
+    from framework_core.app.wiring import build_policy_state
 
     if not commands and not jsonl:
         raise ConfigError("give one or more commands, or --jsonl to read them from stdin")
@@ -106,7 +106,7 @@ def policy_check(
 @config_app.command("init")
 def config_init(force: bool = typer.Option(False, "--force", help="Overwrite an existing user config.")) -> None:
     """Write a commented user config file (XDG config dir)."""
-    from framework_core.config_cmds import init_user_config
+    from framework_core.app.config_cmds import init_user_config
 
     print(init_user_config(force=force))
 
@@ -115,7 +115,7 @@ def config_init(force: bool = typer.Option(False, "--force", help="Overwrite an 
 def config_show(ctx: typer.Context, all_providers: bool = typer.Option(
         False, "--all", help="List every provider's settings, not only the active one's.")) -> None:
     """Print the effective config with each value's source (keys masked)."""
-    from framework_core.config_cmds import show_config
+    from framework_core.app.config_cmds import show_config
 
     print(show_config(_overrides(ctx), all_providers=all_providers))
 
@@ -130,7 +130,7 @@ def doctor(ctx: typer.Context) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Kept for `python -m framework_core` and older scripts: the entry point lives in entry.py."""
-    from framework_core.entry import main as entry_main
+    from framework_core.app.entry import main as entry_main
 
     entry_main(argv)
 

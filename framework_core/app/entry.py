@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-from framework_core.cli_options import fast_parse
+from framework_core.app.cli_options import fast_parse
 from framework_core.errors import LacaError
 
 
@@ -25,8 +25,8 @@ def normalise(argv: list[str]) -> list[str]:
 
 def run_root(values: dict[str, Any]) -> int:
     """Start the REPL or a one-shot turn from parsed root options (typer's or the fast path's)."""
-    from framework_core.config_load import Overrides
-    from framework_core.startup import StartOptions, start
+    from framework_core.config.load import Overrides
+    from framework_core.app.startup import StartOptions, start
 
     if values.get("version"):
         print(f"laca {version()}")
@@ -117,7 +117,7 @@ def guarded(fn: Callable[[], Any]) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from framework_core.cli_options import FastParseError
+    from framework_core.app.cli_options import FastParseError
 
     args = normalise(sys.argv[1:] if argv is None else argv)
     try:
@@ -127,6 +127,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     if values is not None:
         sys.exit(guarded(lambda: run_root(values)))
-    from framework_core.cli import app
+    from framework_core.app.cli import app
 
     sys.exit(guarded(lambda: app(args=args, standalone_mode=False, prog_name="laca")))

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from framework_core.config_load import Overrides
+from framework_core.config.load import Overrides
 from framework_core.errors import ConfigError, LacaError, MissingApiKeyError
 from framework_core.wording import plural
 
 if TYPE_CHECKING:
-    from framework_core.config_load import LoadedConfig
-    from framework_core.core import Agent
-    from framework_core.session import MessageManager
+    from framework_core.config.load import LoadedConfig
+    from framework_core.core.agent import Agent
+    from framework_core.core.session import MessageManager
 
 
 @dataclass
@@ -60,7 +60,7 @@ def invocation(args: str = "") -> str:
 
 
 def load(opts: StartOptions) -> "LoadedConfig":
-    from framework_core.config_load import load_config
+    from framework_core.config.load import load_config
 
     loaded = load_config(Path.cwd(), opts.overrides)
     if opts.dry_run:
@@ -194,7 +194,7 @@ def one_shot(opts: StartOptions) -> int:
 
 
 def check_key(loaded: "LoadedConfig") -> None:
-    from framework_core.config_load import resolve_api_key
+    from framework_core.config.load import resolve_api_key
 
     resolve_api_key(loaded.config)
 
@@ -209,8 +209,8 @@ def key_env_vars(loaded: "LoadedConfig") -> list[str]:
 
 def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["MessageManager", list[str], dict]:
     """(the session, what to say about it, the resumed session's meta: empty for a new one)."""
-    from framework_core.config_load import user_data_dir
-    from framework_core.session import latest_session, open_session, resume_session, secrets_in_env
+    from framework_core.config.load import user_data_dir
+    from framework_core.core.session import latest_session, open_session, resume_session, secrets_in_env
     from framework_core.tools.spill import remove_stale
 
     data = user_data_dir()
@@ -242,8 +242,8 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
 def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     """A new session for /clear, started with the agent's provider, model and persona, its command output
     kept in its own folder."""
-    from framework_core.config_load import user_data_dir
-    from framework_core.session import open_session, secrets_in_env
+    from framework_core.config.load import user_data_dir
+    from framework_core.core.session import open_session, secrets_in_env
     from framework_core.tools import spill
 
     session = open_session(user_data_dir(), secrets_to_mask=secrets_in_env(key_env_vars(loaded)))
@@ -258,7 +258,7 @@ def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
 
 def find_session_by_prefix(data: Path, wanted: str) -> Path:
     """A session by its id, a unique prefix of it, or a unique ending (its last characters)."""
-    from framework_core.session import list_sessions, sessions_dir
+    from framework_core.core.session import list_sessions, sessions_dir
 
     exact = sessions_dir(data) / f"{wanted}.jsonl"
     if exact.is_file():
@@ -288,8 +288,8 @@ def recap(session: "MessageManager") -> list[str]:
 def format_sessions(loaded: "LoadedConfig", *, numbered: bool = False) -> str:
     import time
 
-    from framework_core.config_load import user_data_dir
-    from framework_core.session import list_sessions
+    from framework_core.config.load import user_data_dir
+    from framework_core.core.session import list_sessions
 
     rows = list_sessions(user_data_dir(), loaded.workspace)
     if not rows:
@@ -330,8 +330,8 @@ def last_user_message(path: Path) -> str:
 
 def pick_session(loaded: "LoadedConfig") -> str | None:
     """`--resume` with no id, on a terminal: the sessions, numbered, and a question."""
-    from framework_core.config_load import user_data_dir
-    from framework_core.session import list_sessions
+    from framework_core.config.load import user_data_dir
+    from framework_core.core.session import list_sessions
 
     rows = list_sessions(user_data_dir(), loaded.workspace)[:30]
     print(format_sessions(loaded, numbered=True))

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from framework_core.approval import Approver
-from framework_core.config_load import LoadedConfig, user_config_dir, user_data_dir
-from framework_core.core import Agent
+from framework_core.core.approval import Approver
+from framework_core.config.load import LoadedConfig, user_config_dir, user_data_dir
+from framework_core.core.agent import Agent
 from framework_core.errors import ConfigError
-from framework_core.events import EventSink, Notice
-from framework_core.session import MessageManager
+from framework_core.core.events import EventSink, Notice
+from framework_core.core.session import MessageManager
 
 USER_RULES = "rules.yaml"
 WORKSPACE_RULES = Path(".laca") / "rules.yaml"
@@ -118,7 +118,7 @@ def context_roots(loaded: LoadedConfig) -> list[Path]:
     """Where context documents may come from: the workspace and the shipped defaults, plus the folder of a
     context file the user named themselves (their config, --config, LACA_CONTEXT_FILE, a flag); never elsewhere
     for a context file a workspace brings."""
-    from framework_core.shipped import shipped_dir
+    from framework_core.config.shipped import shipped_dir
 
     roots = [loaded.workspace, shipped_dir()]
     if loaded.source_of(("context_definition_file",)).startswith(("user", "--config", "env", "flag")):

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from framework_core.errors import ConfigError
-from framework_core.shipped import CONFIG_NAME, CONTEXT_NAME, shipped_dir
-from framework_core.yaml_load import YamlDoc, line_of, load_yaml_mapping, type_name
+from framework_core.config.shipped import CONFIG_NAME, CONTEXT_NAME, shipped_dir
+from framework_core.config.yaml_load import YamlDoc, line_of, load_yaml_mapping, type_name
 
 __all__ = ["LoadedConfig", "Overrides", "load_config", "line_of", "read_yaml_file", "resolve_api_key"]
 
 if TYPE_CHECKING:  # pydantic is heavy: the models load only when a config is validated
     from typing import Callable
 
-    from framework_core.config import FrameworkConfig
-    from framework_core.trust import TrustDecision
+    from framework_core.config.models import FrameworkConfig
+    from framework_core.config.trust import TrustDecision
 
 #: keys whose values are paths, resolved against the directory of the file that set them
 PATH_KEYS = {("context_definition_file",), ("teps_settings", "allowlist_file")}
@@ -61,7 +61,7 @@ class Overrides:
 
 
 def _empty_trust() -> "TrustDecision":
-    from framework_core.trust import TrustDecision
+    from framework_core.config.trust import TrustDecision
 
     return TrustDecision()
 
@@ -163,7 +163,7 @@ def blame(exc: Any, docs: dict[str, YamlDoc], sources: dict[tuple[str, ...], str
 def _validate(data: dict[str, Any], docs: dict[str, YamlDoc], sources: dict[tuple[str, ...], str]) -> "FrameworkConfig":
     from pydantic import ValidationError
 
-    from framework_core.config import FrameworkConfig
+    from framework_core.config.models import FrameworkConfig
 
     try:
         return FrameworkConfig.model_validate(data)
@@ -203,7 +203,7 @@ def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
 
 def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], given: "TrustDecision | None"):
     """A gate for the workspace layer and a getter for the decision it made (made once, on first need)."""
-    from framework_core import trust as tr
+    from framework_core.config import trust as tr
 
     made: list[tr.TrustDecision] = []
 
@@ -236,7 +236,7 @@ def _unknown_provider(cfg: "FrameworkConfig", docs: dict[str, YamlDoc],
 def load_config(workspace: Path | None = None, overrides: Overrides | None = None,
                 env: dict[str, str] | None = None, trust: "TrustDecision | None" = None) -> LoadedConfig:
     """The layered config. The workspace's own additions apply only as far as `trust` (or, when None, the
-    trust store, `--trust` and the user's `trusted_workspaces`) allows; see framework_core/trust.py."""
+    trust store, `--trust` and the user's `trusted_workspaces`) allows; see framework_core/config/trust.py."""
     workspace = (workspace or Path.cwd()).resolve()
     overrides = overrides or Overrides()
     env = os.environ if env is None else env

@@ -15,7 +15,7 @@ from pathlib import Path
 
 __all__ = ["BUNDLE", "CONFIG_NAME", "CONTEXT_NAME", "FILES", "shipped_dir"]
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # framework_core/
 #: the folder inside the package that holds the copy in an installed wheel
 BUNDLE = "_defaults"
 CONFIG_NAME = "framework_config.yaml"

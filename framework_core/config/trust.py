@@ -86,7 +86,7 @@ def file_additions(workspace: Path) -> list[Addition]:
     parse are left to the normal load, which names the problem)."""
     out: list[Addition] = []
     if (workspace / ".mcp.json").is_file():
-        from framework_core.yaml_load import load_json
+        from framework_core.config.yaml_load import load_json
 
         try:
             data = load_json(workspace / ".mcp.json", what=".mcp.json")
@@ -103,7 +103,7 @@ def file_additions(workspace: Path) -> list[Addition]:
 
 
 def _tool_additions(path: Path) -> list[Addition]:
-    from framework_core.yaml_load import load_yaml
+    from framework_core.config.yaml_load import load_yaml
 
     try:
         items = load_yaml(path, what="tools file").data
@@ -231,8 +231,8 @@ def listed_by_user(workspace: Path, listed: Iterable[Any]) -> bool:
 
 def trusted_by_user_config(workspace: Path) -> bool:
     """Read only the user's config file for `trusted_workspaces` (cheap; a broken file is reported later)."""
-    from framework_core.config_load import user_config_path
-    from framework_core.yaml_load import load_yaml_mapping
+    from framework_core.config.load import user_config_path
+    from framework_core.config.yaml_load import load_yaml_mapping
 
     path = user_config_path()
     if not path.is_file():
@@ -245,7 +245,7 @@ def trusted_by_user_config(workspace: Path) -> bool:
 
 
 def default_store() -> TrustStore:
-    from framework_core.config_load import user_data_dir
+    from framework_core.config.load import user_data_dir
 
     return TrustStore(user_data_dir() / STORE_NAME)
 

@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING
 
 from framework_core.adapters.tool_ids import make_unique
 from framework_core.errors import ConfigError, LacaError, ProviderError, StreamCutError
-from framework_core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, EventSink,
+from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, EventSink,
                                    ModelRequestStarted, Notice, RetryScheduled, ToolCallQueued, TurnFinished)
 from framework_core.lial_core import LLMResponse, Message, ReasoningDelta, StreamDone, TextDelta, ToolResult, Usage
-from framework_core.limits import after_reply, compact_if_needed, reply_within_window, say_capability_notes
+from framework_core.core.limits import after_reply, compact_if_needed, reply_within_window, say_capability_notes
 from framework_core.teps import BatchInterrupted
 
 if TYPE_CHECKING:
     from framework_core.adapters.profiles import Capabilities
-    from framework_core.config import FrameworkConfig, ProviderSettings
+    from framework_core.config.models import FrameworkConfig, ProviderSettings
     from framework_core.dcm import DynamicContextManager
     from framework_core.lial_core import LLMAdapterInterface
-    from framework_core.session import MessageManager
+    from framework_core.core.session import MessageManager
     from framework_core.teps import TEPSEngine
     from framework_core.tools.mcp import McpManager
 
@@ -91,7 +91,7 @@ class Agent:
         return resolve(self.provider)
 
     def _key_for(self, name: str) -> str | None:
-        from framework_core.config_load import resolve_api_key
+        from framework_core.config.load import resolve_api_key
 
         return resolve_api_key(self.config, name, self.env)
 
@@ -164,7 +164,7 @@ class Agent:
 
     def run_user_command(self, command: str) -> ToolResult:
         """`!cmd`: the user's own command, in the sandbox as an approved one; recorded, and told to the model."""
-        from framework_core.user_command import run_user_command
+        from framework_core.core.user_command import run_user_command
 
         return run_user_command(self, command)
 
@@ -230,7 +230,7 @@ class Agent:
     def _one_reply(self, outcome: TurnOutcome) -> LLMResponse | None:
         """Stream one reply into the history. Returns None when the turn must end here."""
         from framework_core.adapters.retry import stream_with_retry
-        from framework_core.context_fit import fit_request
+        from framework_core.core.context_fit import fit_request
 
         self._wait_for_mcp()
         say_capability_notes(self)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from framework_core.lial_core import Message, StreamDone
 
 if TYPE_CHECKING:
-    from framework_core.core import Agent
+    from framework_core.core.agent import Agent
 
 TRIGGER = 0.80  # compact when the next request would fill this share of the context window
 KEEP_RECENT = 6  # messages never trimmed
@@ -69,7 +69,7 @@ def threshold(agent: "Agent") -> int:
 def usage_report(agent: "Agent") -> str:
     """Tokens per turn and in total (cache reads and writes apart, cost where prices are known), then the
     context the last request used."""
-    from framework_core.accounting import turns_table
+    from framework_core.core.accounting import turns_table
 
     caps = agent.caps
     u, last = agent.session.usage, agent.session.last_usage
@@ -147,7 +147,7 @@ def summarise(agent: "Agent", older: list[Message]) -> str:
         request[-1] = Message("user", request[-1].content + "\n\n" + SUMMARY_PROMPT)
     else:
         request.append(Message("user", SUMMARY_PROMPT))
-    from framework_core.events import ModelRequestStarted, Notice, RetryScheduled
+    from framework_core.core.events import ModelRequestStarted, Notice, RetryScheduled
 
     def on_retry(attempt: int, max_attempts: int, delay: float, reason: str) -> None:
         agent.events(RetryScheduled(attempt, max_attempts, delay, reason))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from framework_core.lial_core import Message, ToolSchema
 
 if TYPE_CHECKING:
-    from framework_core.core import Agent
+    from framework_core.core.agent import Agent
 
 CHARS_PER_TOKEN = 3  # what a cut aims at: an estimate on the safe side for code and JSON
 TRIGGER_CHARS_PER_TOKEN = 4  # whether to cut at all: the estimate compaction uses, so the two agree
@@ -97,7 +97,7 @@ def _fold(value: Any) -> Any:
 
 def fit_request(agent: "Agent", messages: list[Message], system: str, tools: list[ToolSchema]) -> list[Message]:
     """What the next request sends of `messages`; says once per change what had to be left out."""
-    from framework_core.events import Notice
+    from framework_core.core.events import Notice
 
     caps = agent.caps
     window = caps.context_window

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from framework_core.events import Notice
+from framework_core.core.events import Notice
 from framework_core.lial_core import LLMResponse, Message, ToolRequest, ToolResult
 
 if TYPE_CHECKING:
-    from framework_core.core import Agent, TurnOutcome
+    from framework_core.core.agent import Agent, TurnOutcome
 
 REFUSED_TEXT = "[the model declined to answer this request]"
 
@@ -32,7 +32,7 @@ def say_capability_notes(agent: "Agent") -> None:
 
 def compact_if_needed(agent: "Agent") -> None:
     """Before a request (in the REPL, in -p and between tool rounds): compact when the context is near full."""
-    from framework_core.compaction import maybe_compact
+    from framework_core.core.compaction import maybe_compact
 
     note = maybe_compact(agent)
     if note:
@@ -42,7 +42,7 @@ def compact_if_needed(agent: "Agent") -> None:
 def reply_within_window(agent: "Agent", outcome: "TurnOutcome") -> LLMResponse | None:
     """One reply; a request refused as too long for the context window is compacted and sent once more."""
     from framework_core.adapters.errors import ContextTooLong
-    from framework_core.compaction import compact
+    from framework_core.core.compaction import compact
 
     try:
         return agent._one_reply(outcome)
@@ -55,7 +55,7 @@ def reply_within_window(agent: "Agent", outcome: "TurnOutcome") -> LLMResponse |
 
 def after_reply(agent: "Agent", response: LLMResponse, outcome: "TurnOutcome") -> bool:
     """Act on how the reply ended. True when the model must be asked again (tool results, a paused turn)."""
-    from framework_core.compaction import mark_request
+    from framework_core.core.compaction import mark_request
 
     mark_request(agent)  # the API's count of this request covers the history up to here
     kind = response.stop_kind

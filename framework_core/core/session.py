@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from framework_core.history import repair
-from framework_core.journal import SessionBusy, Transcript
-from framework_core.accounting import Ledger
+from framework_core.core.history import repair
+from framework_core.core.journal import SessionBusy, Transcript
+from framework_core.core.accounting import Ledger
 from framework_core.lial_core import Message, ToolResult, Usage
 
 __all__ = ["LoadedSession", "MessageManager", "SessionBusy", "SessionInfo", "Transcript", "find_session",

@@ -12,11 +12,11 @@ import time
 from typing import TYPE_CHECKING
 
 from framework_core.errors import ToolError
-from framework_core.events import ToolCallFinished, ToolCallStarted, ToolOutputChunk
+from framework_core.core.events import ToolCallFinished, ToolCallStarted, ToolOutputChunk
 from framework_core.lial_core import ToolRequest, ToolResult
 
 if TYPE_CHECKING:
-    from framework_core.core import Agent
+    from framework_core.core.agent import Agent
 
 NOTE_CHARS = 2000  # of its output, told to the model
 _ids = itertools.count(1)

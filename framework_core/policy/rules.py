@@ -124,7 +124,7 @@ def _check_examples(rule: Rule, m: RuleModel, path: Path) -> None:
 
 
 def load_rule_file(path: Path) -> RuleSet:
-    from framework_core.yaml_load import YamlDoc, parse_yaml, read_text, type_name
+    from framework_core.config.yaml_load import YamlDoc, parse_yaml, read_text, type_name
 
     text = read_text(path, what="rule file")
     doc = YamlDoc(path, None)

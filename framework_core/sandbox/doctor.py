@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from framework_core.config_load import Overrides
+    from framework_core.config.load import Overrides
 
 
 def run_doctor(overrides: "Overrides", out: TextIO) -> int:
     """Print one line per check; exit 0 when the configured sandbox can run as configured, 1 otherwise."""
-    from framework_core.config_load import load_config
+    from framework_core.config.load import load_config
     from framework_core.sandbox.probe import probe
 
     loaded = load_config(overrides=overrides)

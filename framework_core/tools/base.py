@@ -12,7 +12,7 @@ from framework_core.lial_core import ICERC_DESCRIPTION, ICERC_FIELD, ToolSchema
 from framework_core.policy.kinds import Permission, ToolKind
 
 if TYPE_CHECKING:
-    from framework_core.config import TepsSettings
+    from framework_core.config.models import TepsSettings
     from framework_core.sandbox.sandbox import Sandbox
     from framework_core.sandbox.changeset import ChangeSet
     from framework_core.sandbox.undo_store import UndoStore

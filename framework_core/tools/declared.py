@@ -268,7 +268,7 @@ def to_spec(tool: DeclaredToolModel, source: Path) -> ToolSpec:
 
 def load_tools_file(path: Path) -> list[ToolSpec]:
     """Parse and validate a tools.yaml; any problem is a ConfigError naming file, tool, field and problem."""
-    from framework_core.yaml_load import load_yaml
+    from framework_core.config.yaml_load import load_yaml
 
     doc = load_yaml(path, what="tools file")
     raw = doc.data

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from framework_core.config import McpServerSettings
+from framework_core.config.models import McpServerSettings
 from framework_core.errors import ToolError
 from framework_core.tools.base import ToolContext, ToolRegistry, ToolSpec
 from framework_core.tools.mcp_calls import CallRunner

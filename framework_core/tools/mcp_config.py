@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
-from framework_core.config import McpServerSettings
+from framework_core.config.models import McpServerSettings
 from framework_core.errors import ConfigError
 
 MCP_JSON = ".mcp.json"

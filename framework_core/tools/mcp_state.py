@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from framework_core.config import McpServerSettings
+from framework_core.config.models import McpServerSettings
 
 RESTART_WAIT_S = 15.0  # a call waits this long for a server starting or restarting
 BACKOFF_S = (1.0, 3.0, 9.0)  # waits before each restart after a lost connection; then LACA gives up

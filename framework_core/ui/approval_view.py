@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from framework_core.approval import ApprovalRequest
+from framework_core.core.approval import ApprovalRequest
 from framework_core.policy.levels import Level
 from framework_core.ui.safe_text import visible
 

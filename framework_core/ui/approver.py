@@ -8,7 +8,7 @@ from rich.console import Console, Group
 from rich.syntax import Syntax
 from rich.text import Text
 
-from framework_core.approval import ApprovalAnswer, ApprovalRequest, GrantOption
+from framework_core.core.approval import ApprovalAnswer, ApprovalRequest, GrantOption
 from framework_core.policy.levels import Level
 from framework_core.ui.approval_view import fitted_panel, question_keys, question_text
 from framework_core.ui.keys import DEFAULT_GUARD_S, ask_key, ask_line

@@ -11,9 +11,9 @@ import threading
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from framework_core.config_load import LoadedConfig
-    from framework_core.core import Agent
-    from framework_core.startup import StartOptions
+    from framework_core.config.load import LoadedConfig
+    from framework_core.core.agent import Agent
+    from framework_core.app.startup import StartOptions
 
 
 class BootFailed(Exception):
@@ -88,7 +88,7 @@ def peek_persona(opts: "StartOptions") -> str:
     try:  # a line scan, not a YAML parse: this runs before the prompt, the real load validates later
         import re
 
-        from framework_core.config_load import config_layers
+        from framework_core.config.load import config_layers
 
         for _, path in config_layers(__import__("pathlib").Path.cwd(), opts.overrides):
             if path.is_file():

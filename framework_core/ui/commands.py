@@ -58,7 +58,7 @@ class Commands:
         new_session(self.repl, arg)
 
     def sessions(self, arg: str) -> None:
-        from framework_core.startup import format_sessions
+        from framework_core.app.startup import format_sessions
 
         self.say(format_sessions(self.repl.loaded))
         self.say(f"This session: {self.agent.session.session_id}", "laca.dim")
@@ -120,12 +120,12 @@ class Commands:
             self.say(f"The server does not list '{arg}'; /model shows what it offers.", "laca.warn")
 
     def tokens(self, arg: str) -> None:
-        from framework_core.compaction import usage_report
+        from framework_core.core.compaction import usage_report
 
         self.say(usage_report(self.agent))
 
     def compact(self, arg: str) -> None:
-        from framework_core.compaction import compact
+        from framework_core.core.compaction import compact
 
         self.say(compact(self.agent, force=True))
 

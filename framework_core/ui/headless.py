@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from framework_core.events import AssistantMessageDone, CoreEvent, ModelRequestStarted, ToolCallFinished
+from framework_core.core.events import AssistantMessageDone, CoreEvent, ModelRequestStarted, ToolCallFinished
 
 if TYPE_CHECKING:
-    from framework_core.core import Agent, TurnOutcome
+    from framework_core.core.agent import Agent, TurnOutcome
 
 
 def usage_dict(usage: Any) -> dict[str, int]:

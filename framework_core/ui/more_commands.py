@@ -20,7 +20,7 @@ NOTIFY_MODES = ("bell", "desktop", "off")
 
 def new_session(repl: "Repl", arg: str) -> None:
     """/clear: the conversation starts over in a new session; the old one stays saved and resumable."""
-    from framework_core.startup import fresh_session, invocation
+    from framework_core.app.startup import fresh_session, invocation
 
     agent = repl.agent
     old = agent.session

@@ -6,7 +6,7 @@ import socket
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from framework_core.config_load import LoadedConfig
+    from framework_core.config.load import LoadedConfig
     from framework_core.errors import MissingApiKeyError
 
 LOCAL_PORTS = {11434: "ollama", 1234: "lmstudio", 8080: "llamacpp", 8000: "vllm"}
@@ -26,7 +26,7 @@ def local_servers(timeout: float = 0.15) -> list[tuple[str, int]]:
 def onboarding_text(loaded: "LoadedConfig", exc: "MissingApiKeyError", *, repl: bool = False) -> str:
     """What to set for each provider, in the words of how LACA was started (`laca …` or `make run ARGS=…`);
     in the REPL (`repl`), which stays open, how to switch from inside it."""
-    from framework_core.startup import invocation
+    from framework_core.app.startup import invocation
 
     cfg = loaded.config
     lines = [f"{'' if repl else 'laca: '}{exc}", "",

@@ -9,16 +9,16 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from framework_core.approval import ApprovalAnswer, ApprovalRequest, DeclineAllApprover
+from framework_core.core.approval import ApprovalAnswer, ApprovalRequest, DeclineAllApprover
 from framework_core.errors import ConfigError
-from framework_core.events import (AssistantMessageDone, AssistantTextDelta, CoreEvent, Notice, RetryScheduled,
+from framework_core.core.events import (AssistantMessageDone, AssistantTextDelta, CoreEvent, Notice, RetryScheduled,
                                    ToolCallFinished)
 from framework_core.ui.safe_text import visible, visible_reply
 
 if TYPE_CHECKING:
-    from framework_core.config_load import LoadedConfig
-    from framework_core.session import MessageManager
-    from framework_core.startup import StartOptions
+    from framework_core.config.load import LoadedConfig
+    from framework_core.core.session import MessageManager
+    from framework_core.app.startup import StartOptions
 
 
 class ReportingDecliner(DeclineAllApprover):
@@ -44,9 +44,9 @@ def read_prompt(prompt: str) -> str:
 
 
 def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartOptions", warnings: list[str]) -> int:
-    from framework_core.wiring import build_agent
+    from framework_core.app.wiring import build_agent
 
-    from framework_core.startup import MODE_ALIASES, apply_run_options
+    from framework_core.app.startup import MODE_ALIASES, apply_run_options
     from framework_core.ui.headless import JsonReport
 
     fmt = opts.output_format

@@ -15,9 +15,9 @@ from framework_core.ui.boot import Boot, peek_persona
 from framework_core.ui.slash import is_command, lookup, near_misses, split
 
 if TYPE_CHECKING:
-    from framework_core.config_load import LoadedConfig
-    from framework_core.core import Agent
-    from framework_core.startup import StartOptions
+    from framework_core.config.load import LoadedConfig
+    from framework_core.core.agent import Agent
+    from framework_core.app.startup import StartOptions
     from framework_core.ui.render import EventRenderer
 
 DOUBLE_CTRL_C_S = 2.0
@@ -48,9 +48,9 @@ def run_repl(opts: "StartOptions") -> int:
         ask_provider(opts, console)
 
     def build(o: "StartOptions"):
-        from framework_core.startup import apply_run_options, prepare
+        from framework_core.app.startup import apply_run_options, prepare
         from framework_core.ui.approver import TerminalApprover
-        from framework_core.wiring import build_agent
+        from framework_core.app.wiring import build_agent
 
         approver = TerminalApprover(console, pause=renderer.pause)
         prepared = prepare(o, require_key=False)  # without a key the session opens and says what to set
@@ -71,7 +71,7 @@ def run_repl(opts: "StartOptions") -> int:
 
 def ask_provider(opts: "StartOptions", console: Console) -> None:
     """Several API keys set and none for the default provider: ask which one to use (before the prompt)."""
-    from framework_core.startup import several_keys_question
+    from framework_core.app.startup import several_keys_question
     from framework_core.ui.keys import ask_key
 
     keyed = several_keys_question(opts)
@@ -187,7 +187,7 @@ class Repl:
         if self._session is None:
             from prompt_toolkit import PromptSession
 
-            from framework_core.config_load import user_data_dir
+            from framework_core.config.load import user_data_dir
             from framework_core.ui.completion import LacaCompleter
             from framework_core.ui.input_history import make_history
 
@@ -289,7 +289,7 @@ class Repl:
         import sys
 
         from framework_core.errors import LacaError, MissingApiKeyError
-        from framework_core.startup import onboard
+        from framework_core.app.startup import onboard
 
         self._session = None
         if isinstance(error, MissingApiKeyError) and self.boot is not None:
@@ -297,7 +297,7 @@ class Repl:
                 self.boot.restart()
                 return None
             return 2
-        from framework_core.session import SessionBusy
+        from framework_core.core.session import SessionBusy
 
         if isinstance(error, SessionBusy) and self.boot is not None:
             print(f"laca: {error}", file=sys.stderr)
@@ -370,7 +370,7 @@ class Repl:
         finally:  # after the watcher stopped reading: a line typed as the turn ends is taken whole
             self.keep_typed(watcher, send=not stopped)
         notify_done(self.console, started)  # a bell (or a desktop notice) after a long reply
-        from framework_core.compaction import maybe_compact
+        from framework_core.core.compaction import maybe_compact
 
         note = maybe_compact(self.agent)
         if note:
@@ -403,7 +403,7 @@ class Repl:
         self.renderer.pause()
         if self._agent is None:
             return
-        from framework_core.startup import invocation
+        from framework_core.app.startup import invocation
 
         if self.agent.mcp is not None:
             self.agent.mcp.close()

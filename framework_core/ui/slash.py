@@ -56,8 +56,8 @@ def _grant_ids(repl: "Repl") -> list[str]:
 
 
 def _sessions(repl: "Repl") -> list[str]:
-    from framework_core.config_load import user_data_dir
-    from framework_core.session import list_sessions
+    from framework_core.config.load import user_data_dir
+    from framework_core.core.session import list_sessions
 
     return [s.session_id for s in list_sessions(user_data_dir(), repl.loaded.workspace)[:20]]
 

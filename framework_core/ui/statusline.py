@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit.formatted_text import FormattedText
 
-from framework_core.accounting import status_total
+from framework_core.core.accounting import status_total
 
 if TYPE_CHECKING:
-    from framework_core.core import Agent
+    from framework_core.core.agent import Agent
 
 ALARM = "bg:ansired fg:ansiwhite bold"
 MODE_LOOK = {"accept-edits": ("bg:ansimagenta fg:ansiwhite bold", " ⏵⏵ accept edits "),
@@ -21,7 +21,7 @@ _cache: dict[str, tuple[tuple, int]] = {}
 def context_share(agent: "Agent") -> float:
     """Percent of the context window the next request takes: the same measure as /tokens and compaction,
     computed again only when the conversation or the model changed (the toolbar redraws on every key)."""
-    from framework_core.compaction import context_used
+    from framework_core.core.compaction import context_used
 
     last = agent.session.last_usage
     key = (id(agent.session), len(agent.session.messages), agent.context_mark, last.context_tokens,

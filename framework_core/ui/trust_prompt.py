@@ -13,20 +13,20 @@ from rich.text import Text
 from framework_core.ui.safe_text import visible
 
 if TYPE_CHECKING:
-    from framework_core.config_load import Overrides
-    from framework_core.trust import Addition, Pending, TrustStore
+    from framework_core.config.load import Overrides
+    from framework_core.config.trust import Addition, Pending, TrustStore
 
 
 def workspace_additions(workspace: Path) -> list["Addition"]:
     """Everything the workspace brings (files that fail to parse are left to the config load to report)."""
     from framework_core.errors import ConfigError
-    from framework_core.shipped import CONFIG_NAME, shipped_dir
-    from framework_core.trust import config_additions, file_additions
+    from framework_core.config.shipped import CONFIG_NAME, shipped_dir
+    from framework_core.config.trust import config_additions, file_additions
 
     out: list[Addition] = []
     ws_config = workspace / CONFIG_NAME
     if ws_config.is_file() and ws_config.resolve() != (shipped_dir() / CONFIG_NAME).resolve():
-        from framework_core.yaml_load import load_yaml_mapping
+        from framework_core.config.yaml_load import load_yaml_mapping
 
         try:
             out += [a for a, _ in config_additions(load_yaml_mapping(ws_config).data)]
@@ -73,7 +73,7 @@ def trust_panel(workspace: Path, pending: list["Pending"]) -> Panel:
 def review_workspace(workspace: Path, overrides: "Overrides", console: Console, *, pt_input: Any = None,
                      pt_output: Any = None) -> None:
     """Ask about new or changed additions; a yes is remembered, a no leaves them out of this session."""
-    from framework_core.trust import default_store, trusted_by_user_config
+    from framework_core.config.trust import default_store, trusted_by_user_config
     from framework_core.ui.keys import ask_key
 
     if overrides.trust or not brings_anything(workspace) or trusted_by_user_config(workspace):

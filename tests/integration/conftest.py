@@ -6,11 +6,11 @@ from typing import Iterator
 
 import pytest
 
-from framework_core.approval import ScriptedApprover
-from framework_core.config_load import Overrides, load_config
-from framework_core.core import Agent
-from framework_core.session import open_session
-from framework_core.wiring import build_agent
+from framework_core.core.approval import ScriptedApprover
+from framework_core.config.load import Overrides, load_config
+from framework_core.core.agent import Agent
+from framework_core.core.session import open_session
+from framework_core.app.wiring import build_agent
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
 

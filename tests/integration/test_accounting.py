@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.accounting import all_tokens, status_total
-from framework_core.compaction import usage_report
-from framework_core.session import load_transcript
+from framework_core.core.accounting import all_tokens, status_total
+from framework_core.core.compaction import usage_report
+from framework_core.core.session import load_transcript
 from tests.fakes.script import Reply, ToolCallSpec, icerc
 from tests.integration.provider_rig import provider_rig
 

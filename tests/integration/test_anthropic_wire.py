@@ -8,10 +8,10 @@ import json
 import httpx2
 import pytest
 
-from framework_core.events import AssistantMessageDone, AssistantReasoningDelta, Notice, RetryScheduled, ToolCallFinished
-from framework_core.history import is_valid
+from framework_core.core.events import AssistantMessageDone, AssistantReasoningDelta, Notice, RetryScheduled, ToolCallFinished
+from framework_core.core.history import is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult
-from framework_core.limits import REFUSED_TEXT
+from framework_core.core.limits import REFUSED_TEXT
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.script import Fault, Reply, ToolCallSpec
 from tests.integration.conftest import Rig, make_rig
@@ -159,7 +159,7 @@ def test_ten_tool_rounds_read_the_unchanged_prefix_from_the_cache(claude: Rig) -
         assert after.input_tokens < 50 and after.cache_write_tokens < 200  # only the new round is written
     marks = claude.server.requests[-1]
     assert marks["tools"][-1]["cache_control"] == {"type": "ephemeral"} and marks["system"][0]["cache_control"]
-    report = __import__("framework_core.compaction", fromlist=["usage_report"]).usage_report(claude.agent)
+    report = __import__("framework_core.core.compaction", fromlist=["usage_report"]).usage_report(claude.agent)
     assert "from the cache" in report and "cache reads" in report
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from framework_core.compaction import compact
-from framework_core.events import ModelRequestStarted, Notice, RetryScheduled
+from framework_core.core.compaction import compact
+from framework_core.core.events import ModelRequestStarted, Notice, RetryScheduled
 from tests.fakes.script import Fault, Reply
 from tests.integration.conftest import Rig
 

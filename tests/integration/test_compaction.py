@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from framework_core.compaction import (TRIGGER, _estimate_request, compact, context_used, threshold, trim_tool_output,
+from framework_core.core.compaction import (TRIGGER, _estimate_request, compact, context_used, threshold, trim_tool_output,
                                        usage_report)
-from framework_core.events import Notice
-from framework_core.history import is_valid
+from framework_core.core.events import Notice
+from framework_core.core.history import is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult
 from tests.fakes.script import Reply
 from tests.integration.conftest import Rig

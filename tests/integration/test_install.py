@@ -68,7 +68,7 @@ def user_env(**extra: str) -> dict[str, str]:
 
 def test_installed_package_is_imported_from_the_environment(installed: Installed) -> None:
     run = _run(installed.venv / "bin" / "python", "-c",
-               "import framework_core.shipped as s; print(s.__file__); print(s.shipped_dir())",
+               "import framework_core.config.shipped as s; print(s.__file__); print(s.shipped_dir())",
                cwd=installed.elsewhere, env=user_env())
     module, shipped = (Path(line) for line in run.stdout.split())
     assert module.is_relative_to(installed.venv), module

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from framework_core.events import Notice, RetryScheduled, ToolCallFinished
-from framework_core.history import is_valid
+from framework_core.core.events import Notice, RetryScheduled, ToolCallFinished
+from framework_core.core.history import is_valid
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.script import Fault, Reply, ToolCallSpec
 from tests.integration.conftest import Rig

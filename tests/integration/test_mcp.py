@@ -14,8 +14,8 @@ from typing import Iterator
 
 import pytest
 
-from framework_core.approval import ApprovalAnswer, ScriptedApprover
-from framework_core.config import McpServerSettings
+from framework_core.core.approval import ApprovalAnswer, ScriptedApprover
+from framework_core.config.models import McpServerSettings
 from framework_core.errors import ToolError
 from framework_core.lial_core import ToolRequest
 from framework_core.teps import TEPSEngine

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from framework_core.config import McpServerSettings, TepsSettings
+from framework_core.config.models import McpServerSettings, TepsSettings
 from framework_core.errors import ToolError
 from framework_core.tools.base import ToolContext, ToolRegistry
 from framework_core.tools.mcp import McpManager

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.config import McpServerSettings
+from framework_core.config.models import McpServerSettings
 from framework_core.errors import ConfigError
 from framework_core.tools.base import ToolRegistry
 from framework_core.tools.mcp import McpManager, load_mcp_json

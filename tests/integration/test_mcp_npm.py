@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from framework_core.config import McpServerSettings, TepsSettings
+from framework_core.config.models import McpServerSettings, TepsSettings
 from framework_core.tools.base import ToolContext, ToolRegistry
 from framework_core.tools.mcp import McpManager
 from tests.integration.mcp_servers.cases_server import png

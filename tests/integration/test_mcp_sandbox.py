@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.approval import ScriptedApprover
-from framework_core.config_load import Overrides, load_config
+from framework_core.core.approval import ScriptedApprover
+from framework_core.config.load import Overrides, load_config
 from framework_core.lial_core import ToolRequest
 from framework_core.sandbox.probe import probe
-from framework_core.session import open_session
-from framework_core.wiring import build_agent
+from framework_core.core.session import open_session
+from framework_core.app.wiring import build_agent
 
 PROBE = str(Path(__file__).with_name("mcp_servers") / "probe_server.py")
 pytestmark = [pytest.mark.mcp, pytest.mark.skipif(not probe().available, reason="no sandbox on this machine")]

@@ -8,8 +8,8 @@ from typing import Iterator
 import httpx2
 import pytest
 
-from framework_core.events import AssistantReasoningDelta, RetryScheduled
-from framework_core.history import is_valid
+from framework_core.core.events import AssistantReasoningDelta, RetryScheduled
+from framework_core.core.history import is_valid
 from framework_core.lial_core import Message
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.script import Fault, Reply, ToolCallSpec

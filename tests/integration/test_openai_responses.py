@@ -8,10 +8,10 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from framework_core.events import AssistantReasoningDelta, AssistantTextDelta, RetryScheduled
-from framework_core.history import is_valid
+from framework_core.core.events import AssistantReasoningDelta, AssistantTextDelta, RetryScheduled
+from framework_core.core.history import is_valid
 from framework_core.lial_core import Message
-from framework_core.session import load_transcript
+from framework_core.core.session import load_transcript
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.script import Fault, Reply, ToolCallSpec
 from tests.integration.conftest import Rig

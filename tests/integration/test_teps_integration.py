@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from framework_core.events import AssistantTextDelta, RetryScheduled, ToolCallFinished
-from framework_core.history import is_valid
+from framework_core.core.events import AssistantTextDelta, RetryScheduled, ToolCallFinished
+from framework_core.core.history import is_valid
 from tests.fakes.script import Fault, Reply, ToolCallSpec
 from tests.integration.conftest import Rig
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.history import is_valid
+from framework_core.core.history import is_valid
 from framework_core.tools.result_budget import DEFAULT_BUDGET
 from tests.fakes.script import Reply, ToolCallSpec, icerc
 from tests.integration.conftest import Rig, make_rig

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.config_load import Overrides, load_config, resolve_api_key, user_config_path
+from framework_core.config.load import Overrides, load_config, resolve_api_key, user_config_path
 from framework_core.errors import ConfigError, MissingApiKeyError
 
 
@@ -97,14 +97,14 @@ def test_code_theme_is_checked_against_pygments(workspace: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_config(workspace, env={})
     assert "ui.code_theme" in str(err.value) and "line 2" in str(err.value) and "monokai" in str(err.value)
-    from framework_core.config import UiSettings
+    from framework_core.config.models import UiSettings
     from framework_core.ui.markdown_render import DEFAULT_CODE_THEME
 
     assert UiSettings().code_theme == DEFAULT_CODE_THEME  # the renderer's default before the config loads
 
 
 def test_user_dirs_follow_xdg_and_default_to_the_linux_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from framework_core.config_load import user_config_dir, user_data_dir
+    from framework_core.config.load import user_config_dir, user_data_dir
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
@@ -118,7 +118,7 @@ def test_user_dirs_follow_xdg_and_default_to_the_linux_paths(monkeypatch: pytest
 
 
 def test_a_checkout_reads_the_defaults_at_the_top_level(workspace: Path) -> None:
-    from framework_core.shipped import FILES, shipped_dir
+    from framework_core.config.shipped import FILES, shipped_dir
 
     top = Path(__file__).resolve().parents[2]
     assert shipped_dir() == top
@@ -130,7 +130,7 @@ def test_a_checkout_reads_the_defaults_at_the_top_level(workspace: Path) -> None
 
 def test_the_wheel_carries_every_document_the_shipped_context_names() -> None:
     from framework_core.dcm import DynamicContextManager
-    from framework_core.shipped import FILES, shipped_dir
+    from framework_core.config.shipped import FILES, shipped_dir
 
     top = shipped_dir()
     dcm = DynamicContextManager(str(top / "FRAMEWORK_CONTEXT.md"))
@@ -142,7 +142,7 @@ def test_the_wheel_carries_every_document_the_shipped_context_names() -> None:
 
 def test_config_show_says_what_is_default_names_the_sdk_url_and_shows_the_active_provider(
         workspace: Path, monkeypatch) -> None:
-    from framework_core.config_cmds import show_config
+    from framework_core.app.config_cmds import show_config
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     (workspace / "framework_config.yaml").write_text("teps_settings:\n  command_timeout_s: 33\n")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from framework_core.context_fit import fit, message_tokens
-from framework_core.history import is_valid
+from framework_core.core.context_fit import fit, message_tokens
+from framework_core.core.history import is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult
 
 IMAGE = {"mime_type": "image/png", "data": "iVBORw0KGgo="}

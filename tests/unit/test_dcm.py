@@ -140,8 +140,8 @@ def test_missing_context_file_is_named_as_the_cause(tmp_path: Path) -> None:
 def test_a_workspace_context_file_cannot_pull_files_from_elsewhere(workspace: Path, tmp_path: Path) -> None:
     """Through the real config layers: the workspace names its own context file (trusted, so it is used), and
     that file's documents must still stay inside the workspace or the install."""
-    from framework_core.config_load import Overrides, load_config
-    from framework_core.wiring import context_roots
+    from framework_core.config.load import Overrides, load_config
+    from framework_core.app.wiring import context_roots
 
     outside = tmp_path / "elsewhere"
     outside.mkdir()

@@ -3,9 +3,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from framework_core.history import is_valid, repair
+from framework_core.core.history import is_valid, repair
 from framework_core.lial_core import Message, ToolRequest, ToolResult, Usage
-from framework_core.session import list_sessions, load_transcript, open_session
+from framework_core.core.session import list_sessions, load_transcript, open_session
 
 
 def call(rid: str, name: str = "executeBashCommand") -> ToolRequest:

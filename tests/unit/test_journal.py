@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.history import NOT_RUN_TEXT, UNKNOWN_OUTCOME_TEXT, is_valid
+from framework_core.core.history import NOT_RUN_TEXT, UNKNOWN_OUTCOME_TEXT, is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult
-from framework_core.session import (SessionBusy, latest_session, load_transcript, open_session, resume_session,
+from framework_core.core.session import (SessionBusy, latest_session, load_transcript, open_session, resume_session,
                                     sessions_dir)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +107,7 @@ def test_a_writer_in_another_process_is_named(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        from framework_core.session import open_session
+        from framework_core.core.session import open_session
         s = open_session(Path({str(tmp_path)!r}), "held")
         s.add_user("x")
         print("ready", flush=True)
@@ -177,7 +177,7 @@ def test_full_disk_then_space_again_loses_nothing(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import json, os, subprocess
         from pathlib import Path
-        from framework_core.session import load_transcript, open_session
+        from framework_core.core.session import load_transcript, open_session
         mnt = Path({str(mnt)!r})
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], check=True)
         s = open_session(mnt)

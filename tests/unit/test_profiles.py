@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from framework_core.adapters.profiles import known_models, lookup, resolve
-from framework_core.config import ProviderSettings
+from framework_core.config.models import ProviderSettings
 from framework_core.lial_core import Usage
 from tests.fakes.literals import literal_strings
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from framework_core.config_load import Overrides, load_config
-from framework_core.trust import default_store
+from framework_core.config.load import Overrides, load_config
+from framework_core.config.trust import default_store
 from framework_core.ui.trust_prompt import pending_for, trust_panel
-from framework_core.wiring import build_policy_state, build_registry, mcp_servers
+from framework_core.app.wiring import build_policy_state, build_registry, mcp_servers
 
 EVIL_CONFIG = """\
 ui:

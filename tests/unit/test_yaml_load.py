@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.config_load import load_config, user_config_path
+from framework_core.config.load import load_config, user_config_path
 from framework_core.errors import ConfigError
-from framework_core.yaml_load import MAX_BYTES, load_json, load_yaml, load_yaml_mapping
+from framework_core.config.yaml_load import MAX_BYTES, load_json, load_yaml, load_yaml_mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -153,7 +153,7 @@ def test_alias_bomb_under_a_memory_limit(tmp_path_factory: pytest.TempPathFactor
     where the loader would walk it, quickly and by name."""
     where = {"config": "mcp_servers:\n  s:\n    args: *x8\n", "tools": "tools: *x8\n", "rules": "rules: *x8\n"}[kind]
     bomb = write(tmp_path_factory.mktemp("b") / f"{kind}.yaml", alias_bomb() + where)
-    call = {"config": "from framework_core.config_load import read_yaml_file as f; f(p)",
+    call = {"config": "from framework_core.config.load import read_yaml_file as f; f(p)",
             "tools": "from framework_core.tools.declared import load_tools_file as f; f(p)",
             "rules": "from framework_core.policy.rules import load_rule_file as f; f(p)"}[kind]
     code = textwrap.dedent(f"""

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.approval import ApprovalAnswer, ScriptedApprover
-from framework_core.events import ToolCallFinished, ToolCallStarted
+from framework_core.core.approval import ApprovalAnswer, ScriptedApprover
+from framework_core.core.events import ToolCallFinished, ToolCallStarted
 from framework_core.lial_core import ToolRequest
 from framework_core.teps import BatchInterrupted, TEPSEngine
 from framework_core.tools.base import ToolSpec

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from framework_core.approval import ApprovalAnswer, ScriptedApprover
-from framework_core.events import Notice, ToolCallFinished, ToolCallStarted
+from framework_core.core.approval import ApprovalAnswer, ScriptedApprover
+from framework_core.core.events import Notice, ToolCallFinished, ToolCallStarted
 from framework_core.lial_core import ToolRequest
 from framework_core.teps import TEPSEngine
 

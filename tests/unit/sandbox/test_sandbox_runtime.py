@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.approval import ApprovalAnswer, ScriptedApprover
+from framework_core.core.approval import ApprovalAnswer, ScriptedApprover
 from framework_core.lial_core import ToolRequest
 from framework_core.policy.decide import PolicyState
 from framework_core.policy.rules import Rule, RuleSet

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.config import TepsSettings
+from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.tools import runner
 from framework_core.tools.base import ToolContext

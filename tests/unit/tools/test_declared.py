@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.approval import ScriptedApprover
+from framework_core.core.approval import ScriptedApprover
 from framework_core.errors import ConfigError
 from framework_core.lial_core import ToolRequest
 from framework_core.teps import TEPSEngine

@@ -12,7 +12,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from framework_core.approval import ApprovalRequest
+from framework_core.core.approval import ApprovalRequest
 from framework_core.lial_core import ToolRequest
 from framework_core.policy.kinds import GrantOption
 from framework_core.policy.levels import Level

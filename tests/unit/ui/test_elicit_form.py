@@ -61,7 +61,7 @@ def test_n_declines_and_ctrl_c_cancels() -> None:
 
 @pytest.mark.mcp
 def test_the_form_answers_a_real_servers_request(tmp_path: Path) -> None:
-    from framework_core.config import McpServerSettings
+    from framework_core.config.models import McpServerSettings
     from framework_core.tools.base import ToolRegistry
     from framework_core.tools.mcp import McpManager
     from tests.integration.mcp_servers import CASES

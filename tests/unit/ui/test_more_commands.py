@@ -14,15 +14,15 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from framework_core.approval import ScriptedApprover
-from framework_core.config_load import Overrides, load_config
+from framework_core.core.approval import ScriptedApprover
+from framework_core.config.load import Overrides, load_config
 from framework_core.dcm import DynamicContextManager
-from framework_core.session import open_session
+from framework_core.core.session import open_session
 from framework_core.ui.custom_commands import load_commands
 from framework_core.ui.more_commands import notify_done
 from framework_core.ui.render import EventRenderer
 from framework_core.ui.repl import Repl
-from framework_core.wiring import build_agent
+from framework_core.app.wiring import build_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.script import Reply, ToolCallSpec
 
@@ -125,7 +125,7 @@ def test_clear_starts_a_new_session_and_keeps_the_old_one(repl) -> None:
     server.enqueue(Reply(text="fresh"))
     r.handle("what fruit?")
     assert all("kiwi" not in str(m.get("content")) for m in server.sent_messages())
-    from framework_core.session import find_session
+    from framework_core.core.session import find_session
 
     assert find_session(Path(os.environ["XDG_DATA_HOME"]) / "laca", old) is not None
 

@@ -4,7 +4,7 @@ import io
 
 from rich.console import Console
 
-from framework_core.events import ToolCallFinished, ToolCallStarted, ToolOutputChunk
+from framework_core.core.events import ToolCallFinished, ToolCallStarted, ToolOutputChunk
 from framework_core.lial_core import ToolRequest, ToolResult
 from framework_core.ui.render import EventRenderer, summarise_result
 

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from framework_core.events import AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta
+from framework_core.core.events import AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta
 from framework_core.lial_core import Message, Usage
 from framework_core.ui.console import THEME
 from framework_core.ui.render import EventRenderer

@@ -14,13 +14,13 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from framework_core.approval import ScriptedApprover
-from framework_core.config_load import Overrides, load_config
-from framework_core.session import open_session
+from framework_core.core.approval import ScriptedApprover
+from framework_core.config.load import Overrides, load_config
+from framework_core.core.session import open_session
 from framework_core.ui.completion import LacaCompleter, expand_attachments
 from framework_core.ui.render import EventRenderer
 from framework_core.ui.repl import Repl
-from framework_core.wiring import build_agent
+from framework_core.app.wiring import build_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.script import Reply
 

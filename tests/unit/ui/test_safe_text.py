@@ -7,8 +7,8 @@ import io
 from rich.console import Console
 from rich.text import Text
 
-from framework_core.approval import ApprovalRequest
-from framework_core.events import ToolCallStarted, ToolOutputChunk
+from framework_core.core.approval import ApprovalRequest
+from framework_core.core.events import ToolCallStarted, ToolOutputChunk
 from framework_core.lial_core import ToolRequest
 from framework_core.policy.levels import Level
 from framework_core.tools.base import ActionPreview
