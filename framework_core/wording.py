@@ -1,9 +1,26 @@
-"""Small helpers for the words LACA shows: counts read "1 line", "2 lines"."""
+"""Small helpers for the words LACA shows: counts read "1 line", "2 lines"; hints name the command as the user
+types it."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """`plural(1, "line")` is "1 line"; `plural(3, "line")` is "3 lines"; thousands get separators."""
     word = noun if count == 1 else (many or noun + "s")
     return f"{count:,} {word}"
+
+
+def invocation(args: str = "") -> str:
+    """How the user starts LACA with `args`: `laca ARGS`, or `make run ARGS="ARGS"` when `make run` started
+    this process (its parent is make), so that every hint can be typed as it is shown."""
+    if os.environ.get("MAKELEVEL"):
+        try:
+            parent = Path(f"/proc/{os.getppid()}/comm").read_text().strip()
+        except OSError:
+            parent = ""
+        if parent in ("make", "gmake"):
+            return f'make run ARGS="{args}"' if args else "make run"
+    return f"laca {args}".strip()

@@ -26,7 +26,8 @@ def normalise(argv: list[str]) -> list[str]:
 def run_root(values: dict[str, Any]) -> int:
     """Start the REPL or a one-shot turn from parsed root options (typer's or the fast path's)."""
     from framework_core.config.load import Overrides
-    from framework_core.app.startup import StartOptions, start
+    from framework_core.app.startup import start
+    from framework_core.core.options import StartOptions
 
     if values.get("version"):
         print(f"laca {version()}")

@@ -12,29 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from framework_core.config.load import Overrides
+from framework_core.core.options import StartOptions
 from framework_core.errors import ConfigError, LacaError, MissingApiKeyError
-from framework_core.wording import plural
+from framework_core.wording import invocation, plural
 
 if TYPE_CHECKING:
+    from typing import Any, Callable
+
     from framework_core.config.load import LoadedConfig
+    from framework_core.core.approval import Approver
+    from framework_core.core.events import EventSink
+    from framework_core.core.facade import Facade
+    from framework_core.ui.boot import Started
     from framework_core.core.agent import Agent
     from framework_core.core.session import MessageManager
-
-
-@dataclass
-class StartOptions:
-    overrides: Overrides = field(default_factory=Overrides)
-    prompt: str | None = None
-    output_format: str = "text"
-    continue_latest: bool = False
-    resume: str | None = None  # "" = list sessions
-    dry_run: bool = False
-    no_mcp: bool = False
-    fork: bool = False  # with --continue / --resume: a new session starting from that one's history
-    message: str | None = None  # the REPL's first message (`laca "fix the failing test"`)
-    allow: list[str] = field(default_factory=list)  # --allow PATTERN: extra allow rules for this run
-    permission_mode: str | None = None  # --permission-mode: ask, accept-edits or plan
 
 
 @dataclass
@@ -44,19 +35,6 @@ class Prepared:
     warnings: list[str]
     resumed: dict = field(default_factory=dict)  # the resumed session's last provider, model and persona
     recap: list[str] = field(default_factory=list)  # its last exchange, shown when it opens
-
-
-def invocation(args: str = "") -> str:
-    """How the user starts LACA with `args`: `laca ARGS`, or `make run ARGS="ARGS"` when `make run` started
-    this process (its parent is make), so that every hint can be typed as it is shown."""
-    if os.environ.get("MAKELEVEL"):
-        try:
-            parent = Path(f"/proc/{os.getppid()}/comm").read_text().strip()
-        except OSError:
-            parent = ""
-        if parent in ("make", "gmake"):
-            return f'make run ARGS="{args}"' if args else "make run"
-    return f"laca {args}".strip()
 
 
 def load(opts: StartOptions) -> "LoadedConfig":
@@ -158,16 +136,20 @@ def start(opts: StartOptions) -> int:
     if opts.resume == "":
         loaded = load(opts)
         if opts.prompt is not None or not sys.stdin.isatty():
-            print(format_sessions(loaded))
+            from framework_core.ui.sessions_view import format_sessions
+
+            print(format_sessions(loaded.workspace))
             return 0
-        picked = pick_session(loaded)
+        from framework_core.ui.sessions_view import pick_session
+
+        picked = pick_session(loaded.workspace)
         if picked is None:
             return 0
         opts.resume = picked
     if opts.prompt is None:
         from framework_core.ui.repl import run_repl
 
-        return run_repl(opts)
+        return run_repl(opts, AppLauncher())
     try:
         return one_shot(opts)
     except LacaError as exc:
@@ -179,8 +161,10 @@ def start(opts: StartOptions) -> int:
 
 
 def one_shot(opts: StartOptions) -> int:
+    from framework_core.ui.oneshot import run_oneshot
+
     try:
-        prepared = prepare(opts)
+        return run_oneshot(opts, AppLauncher(one_shot=True))
     except MissingApiKeyError as exc:
         onboard(opts, exc, interactive=False)
         if opts.output_format != "text":
@@ -188,9 +172,34 @@ def one_shot(opts: StartOptions) -> int:
 
             error_result(str(exc), fmt=opts.output_format, exit_code=exc.exit_code)
         return exc.exit_code
-    from framework_core.ui.oneshot import run_oneshot
 
-    return run_oneshot(prepared.loaded, prepared.session, opts, prepared.warnings)
+
+class AppLauncher:
+    """What the front ends ask of the app layer (`ui/boot.py`'s Launcher): the only place a session is built."""
+
+    def __init__(self, *, one_shot: bool = False) -> None:
+        self.one_shot = one_shot
+
+    def start_session(self, opts: StartOptions, *, events: "EventSink", approver: "Approver",
+                      elicit: "Callable[[Any], Any] | None" = None, require_key: bool = True) -> "Started":
+        from framework_core.app.wiring import build_agent
+        from framework_core.ui.boot import Started
+
+        prepared = prepare(opts, require_key=require_key)
+        skipped = prepared.loaded.trust.skipped_line(prepared.loaded.workspace) if self.one_shot else None
+        parts = build_agent(prepared.loaded, events=events, approver=approver, session=prepared.session,
+                            start_mcp=not opts.no_mcp, elicit=elicit)
+        notes: list[Any] = prepared.warnings + ([skipped] if skipped else [])
+        notes += apply_run_options(parts.facade, opts, prepared.resumed)
+        if not self.one_shot:  # -p prints only the answer on stdout; the REPL shows where the session left off
+            notes += [(line, "laca.dim") for line in prepared.recap]
+        return Started(parts.facade, notes)
+
+    def providers_to_ask(self, opts: StartOptions) -> list[str]:
+        return several_keys_question(opts)
+
+    def onboard(self, opts: StartOptions, error: MissingApiKeyError, *, interactive: bool) -> bool:
+        return onboard(opts, error, interactive=interactive)
 
 
 def check_key(loaded: "LoadedConfig") -> None:
@@ -285,69 +294,6 @@ def recap(session: "MessageManager") -> list[str]:
     return ["Last exchange:", *lines] if lines else []
 
 
-def format_sessions(loaded: "LoadedConfig", *, numbered: bool = False) -> str:
-    import time
-
-    from framework_core.config.load import user_data_dir
-    from framework_core.core.session import list_sessions
-
-    rows = list_sessions(user_data_dir(), loaded.workspace)
-    if not rows:
-        return f"No sessions yet for {loaded.workspace}."
-    lines = [f"Sessions for {loaded.workspace} (newest first); resume with: {invocation('--resume ID')} "
-             "(a unique start or end of the id will do)"]
-    for n, s in enumerate(rows[:30], start=1):
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.updated))
-        head = f"{f'{n:>2}. ' if numbered else '  '}{s.session_id}  {when}  {s.messages:>4} msgs  "
-        lines.append(f"{head}first: {s.preview}")
-        last = last_user_message(s.path)
-        if last and last != s.preview:
-            lines.append(f"{' ' * len(head)}last:  {last}")
-    return "\n".join(lines)
-
-
-def last_user_message(path: Path) -> str:
-    """The last thing the user said in a transcript, read from its end (transcripts can be large)."""
-    import json
-
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            fh.seek(max(0, fh.tell() - 256 * 1024))
-            tail = fh.read().decode("utf-8", errors="replace").splitlines()
-    except OSError:
-        return ""
-    for line in reversed(tail):
-        if '"role": "user"' in line and '"type": "message"' in line:
-            try:
-                text = json.loads(line)["message"]["content"]
-            except (ValueError, KeyError, TypeError):
-                continue
-            if isinstance(text, str) and text.strip() and not text.startswith("[LACA:"):
-                return " ".join(text.split())[:60]
-    return ""
-
-
-def pick_session(loaded: "LoadedConfig") -> str | None:
-    """`--resume` with no id, on a terminal: the sessions, numbered, and a question."""
-    from framework_core.config.load import user_data_dir
-    from framework_core.core.session import list_sessions
-
-    rows = list_sessions(user_data_dir(), loaded.workspace)[:30]
-    print(format_sessions(loaded, numbered=True))
-    if not rows:
-        return None
-    try:
-        answer = input("Resume which? (number or id; Enter cancels) ").strip()
-    except (EOFError, KeyboardInterrupt):
-        return None
-    if not answer:
-        return None
-    if answer.isdigit() and 1 <= int(answer) <= len(rows):
-        return rows[int(answer) - 1].session_id
-    return answer
-
-
 MODE_ALIASES = {"default": "ask", "acceptEdits": "accept-edits"}  # Claude Code's names for the same modes
 
 
@@ -378,35 +324,35 @@ def allow_rules(patterns: list[str]):  # -> list[Rule]
     return rules
 
 
-def apply_run_options(agent: "Agent", opts: StartOptions, resumed: dict) -> list[str]:
+def apply_run_options(facade: "Facade", opts: StartOptions, resumed: dict) -> list[str]:
     """What the command line and a resumed session add once the agent exists: --allow rules, the mode, and
     (unless a flag says otherwise) the resumed session's provider, model and persona. Returns notes."""
     notes: list[str] = []
     if opts.allow:
-        agent.teps.policy.rules.rules += allow_rules(opts.allow)
+        facade.add_rules(allow_rules(opts.allow))
         notes.append("Allowed for this run: " + ", ".join(opts.allow))
     if opts.permission_mode:
-        agent.set_mode(MODE_ALIASES.get(opts.permission_mode, opts.permission_mode))
+        facade.set_mode(MODE_ALIASES.get(opts.permission_mode, opts.permission_mode))
     if resumed:
-        notes += restore_resumed(agent, opts, resumed)
+        notes += restore_resumed(facade, opts, resumed)
     return notes
 
 
-def restore_resumed(agent: "Agent", opts: StartOptions, meta: dict) -> list[str]:
+def restore_resumed(facade: "Facade", opts: StartOptions, meta: dict) -> list[str]:
     """--continue / --resume go on with the provider, model and persona the session last used."""
     notes: list[str] = []
     ov = opts.overrides
     persona = meta.get("persona")
-    if persona and not ov.persona and persona != agent.persona_id and persona in agent.dcm.persona_ids():
-        agent.set_persona(persona)
+    if persona and not ov.persona and persona != facade.persona and persona in facade.personas():
+        facade.set_persona(persona)
     provider, model = meta.get("provider"), meta.get("model")
-    if provider and not ov.provider and provider in agent.config.llm_settings:
+    if provider and not ov.provider and provider in facade.providers():
         try:
-            if provider != agent.provider_name:
-                agent.set_provider(provider, None if ov.model else model)
-            elif model and not ov.model and model != agent.provider.model:
-                agent.set_model(model)
+            if provider != facade.provider_name:
+                facade.set_provider(provider, None if ov.model else model)
+            elif model and not ov.model and model != facade.model:
+                facade.set_model(model)
         except ConfigError as exc:
             notes.append(f"The session used {provider}, which cannot be used now ({exc}); going on with "
-                         f"{agent.provider_name}.")
+                         f"{facade.provider_name}.")
     return notes

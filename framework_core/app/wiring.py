@@ -11,6 +11,7 @@ from framework_core.config.load import LoadedConfig, user_config_dir, user_data_
 from framework_core.core.agent import Agent
 from framework_core.errors import ConfigError
 from framework_core.core.events import EventSink, Notice
+from framework_core.core.facade import Facade
 from framework_core.core.session import MessageManager
 
 USER_RULES = "rules.yaml"
@@ -21,6 +22,7 @@ WORKSPACE_TOOLS = "tools.yaml"
 @dataclass
 class Parts:
     agent: Agent
+    facade: Facade  # what front ends hold
     warnings: list[str]
 
 
@@ -169,4 +171,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         warnings.append(notice)
     for warning in warnings:
         events(Notice("warning", warning))
-    return Parts(agent, warnings)
+    from framework_core.app.startup import fresh_session
+
+    facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a))
+    return Parts(agent, facade, warnings)

@@ -8,12 +8,41 @@ sent before that finishes simply waits for it.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
-    from framework_core.config.load import LoadedConfig
-    from framework_core.core.agent import Agent
-    from framework_core.app.startup import StartOptions
+    from framework_core.core.approval import Approver
+    from framework_core.core.events import EventSink
+    from framework_core.core.facade import Facade
+    from framework_core.core.options import StartOptions
+    from framework_core.errors import MissingApiKeyError
+
+
+@dataclass
+class Started:
+    """A session ready for a front end: the façade, and what to say before the first prompt (plain strings are
+    warnings; a (text, style) pair is shown in that style, e.g. a resumed session's recap)."""
+
+    facade: "Facade"
+    notes: list[Any] = field(default_factory=list)
+
+
+class Launcher(Protocol):
+    """What a front end needs from the app layer, which builds everything (`app/startup.py` implements it)."""
+
+    def start_session(self, opts: "StartOptions", *, events: "EventSink", approver: "Approver",
+                      elicit: "Callable[[Any], Any] | None" = None, require_key: bool = True) -> Started:
+        """Load the config, open or resume the session, build the agent and its façade."""
+        ...
+
+    def providers_to_ask(self, opts: "StartOptions") -> list[str]:
+        """Several API keys set and none for the default provider: the ones to choose between (else empty)."""
+        ...
+
+    def onboard(self, opts: "StartOptions", error: "MissingApiKeyError", *, interactive: bool) -> bool:
+        """Explain what to set for a missing key; True when the user picked a local server instead."""
+        ...
 
 
 class BootFailed(Exception):
@@ -25,11 +54,11 @@ class BootFailed(Exception):
 
 
 class Boot:
-    def __init__(self, opts: "StartOptions", build: Callable[["StartOptions"], tuple["LoadedConfig", "Agent", list[str]]]) -> None:
+    def __init__(self, opts: "StartOptions", build: Callable[["StartOptions"], Started]) -> None:
         self.opts = opts
         self._build = build
         self._done = threading.Event()
-        self._result: tuple[LoadedConfig, Agent, list[str]] | None = None
+        self._result: Started | None = None
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
 
@@ -39,7 +68,11 @@ class Boot:
 
     @property
     def has_warnings(self) -> bool:
-        return bool(self._result and self._result[2])
+        return bool(self._result and self._result.notes)
+
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
 
     @property
     def started(self) -> bool:
@@ -62,7 +95,7 @@ class Boot:
         self._thread = threading.Thread(target=work, name="laca-boot", daemon=True)
         self._thread.start()
 
-    def result(self) -> tuple["LoadedConfig", "Agent", list[str]]:
+    def result(self) -> Started:
         self.start()
         self._done.wait()
         if self._error is not None:

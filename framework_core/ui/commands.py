@@ -14,6 +14,7 @@ from framework_core.errors import LacaError
 from framework_core.wording import plural
 
 if TYPE_CHECKING:
+    from framework_core.core.facade import Facade
     from framework_core.ui.repl import Repl
 
 
@@ -26,8 +27,8 @@ class Commands:
         self.repl = repl
 
     @property
-    def agent(self):
-        return self.repl.agent
+    def facade(self) -> "Facade":
+        return self.repl.facade
 
     def say(self, text: str, style: str = "") -> None:
         self.repl.console.print(Text(text, style=style))
@@ -58,10 +59,10 @@ class Commands:
         new_session(self.repl, arg)
 
     def sessions(self, arg: str) -> None:
-        from framework_core.app.startup import format_sessions
+        from framework_core.ui.sessions_view import format_sessions
 
-        self.say(format_sessions(self.repl.loaded))
-        self.say(f"This session: {self.agent.session.session_id}", "laca.dim")
+        self.say(format_sessions(self.facade.workspace))
+        self.say(f"This session: {self.facade.session_id}", "laca.dim")
 
     def edit(self, arg: str) -> None:
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
@@ -82,92 +83,87 @@ class Commands:
     # -- model --------------------------------------------------------------------------------
     def persona(self, arg: str) -> None:
         if not arg:
-            self.say(f"Persona: {self.agent.persona_id}. Available: {', '.join(self.agent.dcm.persona_ids())}")
+            self.say(f"Persona: {self.facade.persona}. Available: {', '.join(self.facade.personas())}")
             return
-        self.agent.set_persona(arg)
+        self.facade.set_persona(arg)
         self.say(f"Persona is now {arg}.", "laca.ok")
 
     def provider(self, arg: str) -> None:
         if not arg:
-            self.say(f"Provider: {self.agent.provider_name} ({self.agent.provider.type} API, model "
-                     f"{self.agent.provider.model}). Available: {', '.join(sorted(self.agent.config.llm_settings))}")
+            self.say(f"Provider: {self.facade.provider_name} ({self.facade.provider_type} API, model "
+                     f"{self.facade.model}). Available: {', '.join(self.facade.providers())}")
             return
         name, _, model = arg.partition(" ")
-        self.agent.set_provider(name, model.strip() or None)
-        self.say(f"Provider is now {name} ({self.agent.provider.model}); the conversation is kept.", "laca.ok")
+        self.facade.set_provider(name, model.strip() or None)
+        self.say(f"Provider is now {name} ({self.facade.model}); the conversation is kept.", "laca.ok")
 
     def model(self, arg: str) -> None:
-        from framework_core.adapters.model_list import server_models
-        from framework_core.adapters.profiles import describe
-
+        facade = self.facade
         if not arg:
-            self.say(describe(self.agent.caps))
-            offered = server_models(self.agent, wait_s=5.0)
+            self.say(facade.model_description())
+            offered = facade.server_models(wait_s=5.0)
             if isinstance(offered, list):
                 self.say(f"The server offers {len(offered)}: {', '.join(offered) or '-'}", "laca.dim")
             elif offered is not None:
                 self.say(f"Could not list the server's models: {offered}", "laca.warn")
-            self.say(f"Configured: {', '.join(self.agent.provider.models) or '-'}. Switch with /model NAME "
+            self.say(f"Configured: {', '.join(facade.configured_models()) or '-'}. Switch with /model NAME "
                      "(Tab completes).", "laca.dim")
             return
-        self.agent.set_model(arg)
-        offered = server_models(self.agent, wait_s=0.0)
-        self.say(f"Model is now {describe(self.agent.caps)}", "laca.ok")
-        for note in self.agent.caps.notes:
-            self.agent.said_notes.add(note)
+        notes = facade.set_model(arg)
+        offered = facade.server_models(wait_s=0.0)
+        self.say(f"Model is now {facade.model_description()}", "laca.ok")
+        for note in notes:
             self.say(note, "laca.warn")
         if isinstance(offered, list) and offered and arg not in offered:
             self.say(f"The server does not list '{arg}'; /model shows what it offers.", "laca.warn")
 
     def tokens(self, arg: str) -> None:
-        from framework_core.core.compaction import usage_report
-
-        self.say(usage_report(self.agent))
+        self.say(self.facade.usage_report())
 
     def compact(self, arg: str) -> None:
-        from framework_core.core.compaction import compact
-
-        self.say(compact(self.agent, force=True))
+        self.say(self.facade.compact())
 
     def context(self, arg: str) -> None:
         table = Table("document", "kind", "source", "≈tokens", box=None)
         total = 0
-        for doc in self.agent.dcm.documents():
+        for doc in self.facade.documents():
             table.add_row(doc.doc_id, doc.kind, str(doc.source), f"{doc.approx_tokens:,}")
             total += doc.approx_tokens
         self.repl.console.print(table)
-        self.say(f"≈{total:,} tokens of context documents; active persona: {self.agent.persona_id}", "laca.dim")
+        self.say(f"≈{total:,} tokens of context documents; active persona: {self.facade.persona}", "laca.dim")
 
     # -- tools --------------------------------------------------------------------------------
     def tools(self, arg: str) -> None:
         from framework_core.ui.tool_view import tool_detail, tool_table
 
         if arg.strip():
-            self.repl.console.print(tool_detail(self.agent.teps.registry, arg.strip()))
+            name = arg.strip()
+            self.repl.console.print(tool_detail(self.facade.tool(name), name, self.facade.tools()))
             return
-        self.repl.console.print(tool_table(self.agent.teps.registry))
+        self.repl.console.print(tool_table(self.facade.tools()))
         self.say("/tools NAME shows a tool's description and parameters.", "laca.dim")
 
     def mcp(self, arg: str) -> None:
         from framework_core.ui.tool_view import mcp_table
 
-        if self.agent.mcp is None:
+        servers = self.facade.mcp_status()
+        if servers is None:
             self.say("No MCP servers configured (mcp_servers: in framework_config.yaml, or a workspace .mcp.json).")
             return
-        self.repl.console.print(mcp_table(self.agent.mcp.status()))
+        self.repl.console.print(mcp_table(servers))
 
     def undo(self, arg: str) -> None:
         """Revert the newest change(s), a command's or a file write's; asks before overwriting later edits."""
         if arg and not arg.isdigit():
             raise LacaError("usage: /undo [N]  (N: how many of the newest changes; /changes lists them)")
-        store = self.agent.teps.undo
-        if not store.entries():
+        facade = self.facade
+        if not facade.changes():
             self.say("Nothing to undo: no command or file write has changed the workspace in this session. "
                      "Changes made outside LACA, or by a command run outside the sandbox, are not recorded.")
             return
-        result = store.revert(int(arg or 1))
+        result = facade.undo(int(arg or 1))
         if result.conflicts and not result.reverted and all(_git_cache(c.path) for c in result.conflicts):
-            result = store.revert(int(arg or 1), force=True)  # git refreshed its index cache since: not an edit
+            result = facade.undo(int(arg or 1), force=True)  # git refreshed its index cache since: not an edit
         if result.conflicts and not result.reverted:
             for c in result.conflicts[:8]:
                 self.say(f"  changed since: {c.path} ({c.why})", "laca.warn")
@@ -178,19 +174,19 @@ class Commands:
             if key != "y":
                 self.say("Nothing was undone.", "laca.warn")
                 return
-            result = store.revert(int(arg or 1), force=True)
+            result = facade.undo(int(arg or 1), force=True)
         self.say(result.summary(), "laca.ok" if result.reverted and not result.errors else "laca.warn")
         for err in result.errors[:5]:
             self.say(f"  {err}", "laca.err")
         if result.reverted:
-            self.agent.note_for_model("the user undid " + ", ".join(f"`{e.label}`" for e in result.reverted)
+            facade.note_for_model("the user undid " + ", ".join(f"`{e.label}`" for e in result.reverted)
                                       + ": the workspace is as it was before.")
 
     def changes(self, arg: str) -> None:
         """The changes /undo can revert, newest first."""
         import time
 
-        entries = self.agent.teps.undo.entries()
+        entries = self.facade.changes()
         if not entries:
             self.say("No changes recorded in this session.")
             return
@@ -201,37 +197,36 @@ class Commands:
 
     # -- permissions --------------------------------------------------------------------------
     def show_permissions(self, arg: str) -> None:
-        from framework_core.ui.permissions_view import describe_state
-
-        self.say(describe_state(self.agent.teps.policy, self.agent.teps.registry))
+        self.say(self.facade.permissions_text())
 
     def revoke(self, arg: str) -> None:
         if not arg.isdigit():
             raise LacaError("usage: /revoke N  (see /show-permissions for the numbers)")
-        grant = self.agent.teps.policy.grants.revoke(int(arg))
-        self.say(f"Revoked: {grant.label}", "laca.ok")
+        label = self.facade.revoke(int(arg))
+        self.say(f"Revoked: {label}", "laca.ok")
 
     def allow_dangerous(self, arg: str) -> None:
-        state = self.agent.teps.policy
-        wanted = _on_off(arg, state.allow_dangerous, "allow-dangerous")
+        facade = self.facade
+        wanted = _on_off(arg, facade.allow_dangerous, "allow-dangerous")
         if wanted is None:
-            self.say(f"Allow-dangerous is {'ON' if state.allow_dangerous else 'off'}. /allow-dangerous on|off", "laca.dim")
+            self.say(f"Allow-dangerous is {'ON' if facade.allow_dangerous else 'off'}. /allow-dangerous on|off",
+                     "laca.dim")
             return
-        state.allow_dangerous = wanted
-        if state.allow_dangerous:
+        facade.set_allow_dangerous(wanted)
+        if wanted:
             self.say("ALLOW-DANGEROUS is ON: Dangerous commands are no longer blocked outright; each one still asks "
                      "and defaults to No. /allow-dangerous off turns it off.", "laca.danger")
         else:
             self.say("Allow-dangerous is off: Dangerous commands are blocked again.", "laca.ok")
 
     def dry_run(self, arg: str) -> None:
-        teps = self.agent.teps
-        wanted = _on_off(arg, teps.dry_run, "dry-run")
+        facade = self.facade
+        wanted = _on_off(arg, facade.dry_run, "dry-run")
         if wanted is None:
-            self.say(f"Dry run is {'ON' if teps.dry_run else 'off'}. /dry-run on|off", "laca.dim")
+            self.say(f"Dry run is {'ON' if facade.dry_run else 'off'}. /dry-run on|off", "laca.dim")
             return
-        teps.dry_run = wanted
-        if wanted and teps.sandbox.overlay:
+        facade.set_dry_run(wanted)
+        if wanted and facade.can_preview:
             self.say("Dry run is ON: commands run in the sandbox's overlay without the network; you see the changes "
                      "they would make and choose whether to apply them. File writes are shown, not made.", "laca.warn")
         elif wanted:

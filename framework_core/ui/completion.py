@@ -52,7 +52,7 @@ class LacaCompleter(Completer):
                 yield Completion(opt, start_position=-len(arg.strip()))
 
     def _paths(self, partial: str) -> Iterable[Completion]:
-        root = self.repl.loaded.workspace
+        root = self.repl.facade.workspace
         folder, _, stem = partial.rpartition("/")
         base = (root / folder) if folder else root
         try:

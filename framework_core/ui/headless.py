@@ -17,7 +17,8 @@ from typing import IO, TYPE_CHECKING, Any
 from framework_core.core.events import AssistantMessageDone, CoreEvent, ModelRequestStarted, ToolCallFinished
 
 if TYPE_CHECKING:
-    from framework_core.core.agent import Agent, TurnOutcome
+    from framework_core.core.agent import TurnOutcome
+    from framework_core.core.facade import Facade
 
 
 def usage_dict(usage: Any) -> dict[str, int]:
@@ -30,8 +31,8 @@ def usage_dict(usage: Any) -> dict[str, int]:
 class JsonReport:
     """Collects a one-shot turn's events; writes stream-json lines as they come when `stream` is set."""
 
-    session_id: str
-    model: str
+    session_id: str = ""  # known once the session is open
+    model: str = ""
     stream: bool = False
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     started: float = field(default_factory=time.monotonic)
@@ -45,16 +46,16 @@ class JsonReport:
         self.out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
         self.out.flush()
 
-    def init(self, agent: "Agent", cwd: str, permission_mode: str) -> None:
+    def init(self, facade: "Facade") -> None:
         if not self.stream:
             return
-        servers = agent.mcp.status() if agent.mcp is not None else []
-        self.emit({"type": "system", "subtype": "init", "cwd": cwd, "session_id": self.session_id,
-                   "tools": sorted(t.name for t in agent.teps.registry.all()),
+        servers = facade.mcp_status() or []
+        self.emit({"type": "system", "subtype": "init", "cwd": str(facade.workspace), "session_id": self.session_id,
+                   "tools": sorted(t.name for t in facade.tools()),
                    "mcp_servers": [{"name": getattr(s, "name", str(s)), "status": getattr(s, "state", "")}
                                    for s in servers],
-                   "model": self.model, "provider": agent.provider_name, "permissionMode": permission_mode,
-                   "apiKeySource": agent.provider.api_key_env_var or "none"})
+                   "model": self.model, "provider": facade.provider_name, "permissionMode": facade.mode,
+                   "apiKeySource": facade.key_env_var or "none"})
 
     def __call__(self, event: CoreEvent) -> None:
         if isinstance(event, ModelRequestStarted):
@@ -90,34 +91,31 @@ class JsonReport:
                        "parent_tool_use_id": None, "session_id": self.session_id})
         self._results = []
 
-    def result(self, outcome: "TurnOutcome", agent: "Agent", *, cut_off: bool,
+    def result(self, outcome: "TurnOutcome", facade: "Facade", *, cut_off: bool,
                calls: list[dict[str, Any]]) -> dict[str, Any]:
         """The closing `result` object (LACA's own keys kept beside Claude Code's)."""
         self._flush_results()
         error = outcome.error or ("interrupted" if outcome.interrupted else None) or \
             ("the reply was cut off before its end" if cut_off else None)
-        cost = agent.caps.prices.cost(agent.session.usage)
+        cost = facade.cost(facade.session_usage()[0])
         return {"type": "result", "subtype": "error_during_execution" if error else "success",
                 "is_error": bool(error), "duration_ms": int((time.monotonic() - self.started) * 1000),
                 "duration_api_ms": int(self.api_s * 1000), "num_turns": self.turns, "result": outcome.text,
                 "session_id": self.session_id, "total_cost_usd": round(cost, 6) if cost is not None else None,
-                "model": self.model, **_usage(agent, outcome), "permission_denials": self.denials,
+                "model": self.model, **_usage(facade, outcome), "permission_denials": self.denials,
                 "error": error, "tool_calls": calls, "interrupted": outcome.interrupted, "cut_off": cut_off}
 
 
-def _usage(agent: "Agent", outcome: "TurnOutcome") -> dict[str, Any]:
+def _usage(facade: "Facade", outcome: "TurnOutcome") -> dict[str, Any]:
     """This turn's tokens (`usage`, as /tokens counts a turn: compaction's requests included) and the session's
     (`total_usage`, more than the turn after --continue), each with its requests and cost where prices are known."""
-    ledger, prices = agent.session.ledger, agent.caps.prices
-    turn = ledger.turns[-1] if ledger.turns else None
-    used = turn.usage if turn is not None else outcome.usage
+    turn = facade.last_turn_usage() or (outcome.usage, 0)
 
     def figures(usage: Any, requests: int) -> dict[str, Any]:
-        cost = prices.cost(usage)
+        cost = facade.cost(usage)
         return {**usage_dict(usage), "requests": requests, "cost_usd": round(cost, 6) if cost is not None else None}
 
-    return {"usage": figures(used, turn.requests if turn is not None else 0),
-            "total_usage": figures(agent.session.usage, ledger.requests)}
+    return {"usage": figures(*turn), "total_usage": figures(*facade.session_usage())}
 
 
 def error_result(message: str, *, fmt: str, exit_code: int) -> None:

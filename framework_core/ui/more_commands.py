@@ -20,17 +20,12 @@ NOTIFY_MODES = ("bell", "desktop", "off")
 
 def new_session(repl: "Repl", arg: str) -> None:
     """/clear: the conversation starts over in a new session; the old one stays saved and resumable."""
-    from framework_core.app.startup import fresh_session, invocation
+    from framework_core.wording import invocation
 
-    agent = repl.agent
-    old = agent.session
-    old.record({"type": "meta", "provider": agent.provider_name, "model": agent.provider.model,
-                "persona": agent.persona_id})
-    problem = old.close()
-    agent.replace_session(fresh_session(repl.loaded, agent))
-    repl.console.print(Text(f"New session {agent.session.session_id}: the conversation starts over.", style="laca.ok"))
+    old_id, problem = repl.facade.new_session()
+    repl.console.print(Text(f"New session {repl.facade.session_id}: the conversation starts over.", style="laca.ok"))
     if problem is None:
-        repl.console.print(Text(f"The previous one is saved: {invocation('--resume ' + old.session_id)}",
+        repl.console.print(Text(f"The previous one is saved: {invocation('--resume ' + old_id)}",
                                 style="laca.dim"))
     else:
         repl.console.print(Text(f"The previous session was NOT saved: {problem}", style="laca.err"))
@@ -115,7 +110,7 @@ def init_command(repl: "Repl", arg: str) -> None:
     """/init: write AGENTS.md for this workspace from what it finds (asks before replacing one)."""
     from framework_core.ui.agents_md import draft_agents_md
 
-    workspace = repl.loaded.workspace
+    workspace = repl.facade.workspace
     target = workspace / "AGENTS.md"
     if target.exists() and arg.strip() != "--force":
         repl.console.print(Text(f"{target} exists; /init --force replaces it (its text is shown by /context).",
@@ -123,6 +118,6 @@ def init_command(repl: "Repl", arg: str) -> None:
         return
     text = draft_agents_md(workspace)
     target.write_text(text, encoding="utf-8")
-    repl.agent.dcm.reload_workspace_instructions()
+    repl.facade.reload_workspace_instructions()
     repl.console.print(Text(f"Wrote {target} ({len(text.splitlines())} lines); it is part of the instructions "
                             "from the next message on. Edit it freely; ask the model to improve it.", style="laca.ok"))

@@ -26,7 +26,7 @@ def local_servers(timeout: float = 0.15) -> list[tuple[str, int]]:
 def onboarding_text(loaded: "LoadedConfig", exc: "MissingApiKeyError", *, repl: bool = False) -> str:
     """What to set for each provider, in the words of how LACA was started (`laca …` or `make run ARGS=…`);
     in the REPL (`repl`), which stays open, how to switch from inside it."""
-    from framework_core.app.startup import invocation
+    from framework_core.wording import invocation
 
     cfg = loaded.config
     lines = [f"{'' if repl else 'laca: '}{exc}", "",

@@ -16,9 +16,8 @@ from framework_core.core.events import (AssistantMessageDone, AssistantTextDelta
 from framework_core.ui.safe_text import visible, visible_reply
 
 if TYPE_CHECKING:
-    from framework_core.config.load import LoadedConfig
-    from framework_core.core.session import MessageManager
-    from framework_core.app.startup import StartOptions
+    from framework_core.core.options import StartOptions
+    from framework_core.ui.boot import Launcher
 
 
 class ReportingDecliner(DeclineAllApprover):
@@ -43,16 +42,12 @@ def read_prompt(prompt: str) -> str:
     return text
 
 
-def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartOptions", warnings: list[str]) -> int:
-    from framework_core.app.wiring import build_agent
-
-    from framework_core.app.startup import MODE_ALIASES, apply_run_options
+def run_oneshot(opts: "StartOptions", launcher: "Launcher") -> int:
     from framework_core.ui.headless import JsonReport
 
     fmt = opts.output_format
     text = read_prompt(opts.prompt or "")
-    report = JsonReport(session.session_id, loaded.config.provider(loaded.config.llm_provider).model,
-                        stream=fmt == "stream-json")
+    report = JsonReport(stream=fmt == "stream-json")
     calls: list[dict[str, Any]] = []
     cut: list[bool] = []  # a reply cut off after text was shown: the answer is incomplete
     shown = visible_reply if sys.stdout.isatty() else str  # a terminal gets no control sequences; a pipe gets the bytes
@@ -80,26 +75,20 @@ def run_oneshot(loaded: "LoadedConfig", session: "MessageManager", opts: "StartO
             calls.append({"request": event.request.to_dict(), "result": event.result.to_dict(),
                           "duration_s": round(event.duration_s, 3)})
 
-    skipped = loaded.trust.skipped_line(loaded.workspace)
-    for w in warnings + ([skipped] if skipped else []):
-        print(f"laca: {w}", file=sys.stderr)
-    parts = build_agent(loaded, events=sink, approver=ReportingDecliner(), session=session, start_mcp=not opts.no_mcp)
-    agent = parts.agent
-    for note in apply_run_options(agent, opts, {}):  # --allow, --permission-mode
-        print(f"laca: {note}", file=sys.stderr)
-    report.model = agent.provider.model
-    report.init(agent, str(loaded.workspace), MODE_ALIASES.get(opts.permission_mode or "ask", opts.permission_mode
-                                                                or "ask"))
+    started = launcher.start_session(opts, events=sink, approver=ReportingDecliner())
+    facade = started.facade
+    for note in started.notes:  # what the start has to say (the resumed session's recap is not shown with -p)
+        print(f"laca: {note if isinstance(note, str) else note[0]}", file=sys.stderr)
+    report.session_id, report.model = facade.session_id, facade.model
+    report.init(facade)
     try:
-        outcome = agent.run_turn(text)
+        outcome = facade.turn(text)
     finally:
-        if agent.mcp is not None:
-            agent.mcp.close()
-        unsaved = session.close()
-    if unsaved and not session.memory_only:  # a memory-only session was announced at start
-        print(f"laca: error: session not saved: {unsaved}", file=sys.stderr)
+        closed = facade.close()
+    if closed.problem and not facade.memory_only:  # a memory-only session was announced at start
+        print(f"laca: error: session not saved: {closed.problem}", file=sys.stderr)
     if fmt in ("json", "stream-json"):
-        report.emit(report.result(outcome, agent, cut_off=bool(cut), calls=calls))
+        report.emit(report.result(outcome, facade, cut_off=bool(cut), calls=calls))
     return exit_code(outcome.interrupted, outcome.error, bool(cut))
 
 

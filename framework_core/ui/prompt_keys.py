@@ -77,12 +77,9 @@ def repl_bindings(repl: "Repl", pastes: Pastes) -> Any:
     @kb.add("s-tab")
     def _next_mode(event: Any) -> None:
         """Shift-Tab cycles ask → accept edits → plan (shown in the status line; the model is told)."""
-        agent = repl._agent
-        if agent is None:
-            return
-        from framework_core.teps import MODES
-
-        agent.set_mode(MODES[(MODES.index(agent.teps.mode) + 1) % len(MODES)])
+        if repl.started is None:
+            return  # still starting: nothing to switch yet
+        repl.started.next_mode()
         event.app.invalidate()
 
     @kb.add("c-c")

@@ -15,9 +15,9 @@ from framework_core.ui.boot import Boot, peek_persona
 from framework_core.ui.slash import is_command, lookup, near_misses, split
 
 if TYPE_CHECKING:
-    from framework_core.config.load import LoadedConfig
-    from framework_core.core.agent import Agent
-    from framework_core.app.startup import StartOptions
+    from framework_core.core.facade import Facade
+    from framework_core.core.options import StartOptions
+    from framework_core.ui.boot import Launcher
     from framework_core.ui.render import EventRenderer
 
 DOUBLE_CTRL_C_S = 2.0
@@ -34,8 +34,8 @@ def elicitor(console: Console, pause: Any) -> Any:
     return answer
 
 
-def run_repl(opts: "StartOptions") -> int:
-    from framework_core.ui.boot import Boot
+def run_repl(opts: "StartOptions", launcher: "Launcher") -> int:
+    from framework_core.ui.boot import Boot, Started
     from framework_core.ui.console import make_console
     from framework_core.ui.render import EventRenderer
 
@@ -45,36 +45,29 @@ def run_repl(opts: "StartOptions") -> int:
         from framework_core.ui.trust_prompt import review_workspace
 
         review_workspace(Path.cwd(), opts.overrides, console)
-        ask_provider(opts, console)
+        ask_provider(opts, console, launcher)
 
-    def build(o: "StartOptions"):
-        from framework_core.app.startup import apply_run_options, prepare
+    def build(o: "StartOptions") -> Started:
         from framework_core.ui.approver import TerminalApprover
-        from framework_core.app.wiring import build_agent
 
         approver = TerminalApprover(console, pause=renderer.pause)
-        prepared = prepare(o, require_key=False)  # without a key the session opens and says what to set
-        renderer.screen_lines = prepared.loaded.config.teps_settings.screen_output_lines
-        renderer.code_theme = prepared.loaded.config.ui.code_theme
-        parts = build_agent(prepared.loaded, events=renderer, approver=approver, session=prepared.session,
-                            start_mcp=not o.no_mcp, elicit=elicitor(console, renderer.pause))
-        notes = apply_run_options(parts.agent, o, prepared.resumed)
-        if parts.agent.key_problem is None:
-            parts.agent.warm_up()
-        recap: list[Any] = [(line, "laca.dim") for line in prepared.recap]
-        return prepared.loaded, parts.agent, prepared.warnings + notes + recap
+        started = launcher.start_session(o, events=renderer, approver=approver, require_key=False,
+                                         elicit=elicitor(console, renderer.pause))  # no key: it opens and says so
+        renderer.screen_lines = started.facade.screen_output_lines
+        renderer.code_theme = started.facade.ui.code_theme
+        started.facade.warm_up()
+        return started
 
-    repl = Repl(None, None, console, renderer, boot=Boot(opts, build))
+    repl = Repl(None, console, renderer, boot=Boot(opts, build), launcher=launcher)
     repl.pending_input = opts.message  # `laca "fix the failing test"` starts with that message
     return repl.run()
 
 
-def ask_provider(opts: "StartOptions", console: Console) -> None:
+def ask_provider(opts: "StartOptions", console: Console, launcher: "Launcher") -> None:
     """Several API keys set and none for the default provider: ask which one to use (before the prompt)."""
-    from framework_core.app.startup import several_keys_question
     from framework_core.ui.keys import ask_key
 
-    keyed = several_keys_question(opts)
+    keyed = launcher.providers_to_ask(opts)
     if not keyed:
         return
     console.print(Text("Several API keys are set and none is chosen in your config. Use which provider?", style="bold"))
@@ -91,11 +84,12 @@ def ask_provider(opts: "StartOptions", console: Console) -> None:
 
 
 class Repl:
-    def __init__(self, loaded: "LoadedConfig | None", agent: "Agent | None", console: Console,
-                 renderer: "EventRenderer", *, pt_input: Any = None, pt_output: Any = None, boot: "Boot | None" = None) -> None:
-        self._loaded = loaded
-        self._agent = agent
+    def __init__(self, facade: "Facade | None", console: Console, renderer: "EventRenderer", *,
+                 pt_input: Any = None, pt_output: Any = None, boot: "Boot | None" = None,
+                 launcher: "Launcher | None" = None) -> None:
+        self._facade = facade
         self.boot = boot
+        self.launcher = launcher
         self.persona_hint = peek_persona(boot.opts) if boot is not None else "forge"
         self.console = console
         self.renderer = renderer
@@ -121,27 +115,28 @@ class Repl:
     # -- the agent, built in the background -------------------------------------------------------
     @property
     def ready(self) -> bool:
-        return self._agent is not None or (self.boot is not None and self.boot.done)
+        return self._facade is not None or (self.boot is not None and self.boot.done)
 
     def _resolve(self) -> None:
-        if self._agent is None:
-            assert self.boot is not None, "a Repl needs an agent or a Boot"
-            self._loaded, self._agent, warnings = self.boot.result()
-            for warning in warnings:  # a (text, style) pair for what is not a warning (a resumed session's recap)
-                text, style = warning if isinstance(warning, tuple) else (warning, "laca.warn")
+        if self._facade is None:
+            assert self.boot is not None, "a Repl needs a façade or a Boot"
+            started = self.boot.result()
+            self._facade = started.facade
+            for note in started.notes:  # a (text, style) pair for what is not a warning (a resumed session's recap)
+                text, style = note if isinstance(note, tuple) else (note, "laca.warn")
                 self.console.print(Text(text, style=style))
 
     @property
-    def agent(self) -> "Agent":
+    def facade(self) -> "Facade":
+        """The conversation: waits for the background start when it is still under way."""
         self._resolve()
-        assert self._agent is not None
-        return self._agent
+        assert self._facade is not None
+        return self._facade
 
     @property
-    def loaded(self) -> "LoadedConfig":
-        self._resolve()
-        assert self._loaded is not None
-        return self._loaded
+    def started(self) -> "Facade | None":
+        """The façade once the background start has finished and been shown, else None (never waits)."""
+        return self._facade
 
     def _start_boot(self) -> None:
         """pre_run hook of the first prompt: start building once the prompt is drawn."""
@@ -172,7 +167,7 @@ class Repl:
 
     def _boot_done(self, app: Any) -> None:
         """On the prompt's loop: show start-up notices above the prompt, then redraw the status line."""
-        if not app.is_running or self._agent is not None:
+        if not app.is_running or self._facade is not None:
             return
         if self.boot is not None and self.boot.has_warnings:
             from prompt_toolkit.application import run_in_terminal
@@ -204,23 +199,24 @@ class Repl:
     def _toolbar(self) -> Any:
         from framework_core.ui.statusline import status_fragments
 
-        if not self.ready or (self._agent is None and self.boot is not None and self.boot._error is not None):
+        if not self.ready or (self._facade is None and self.boot is not None and self.boot.failed):
             return " starting… "
-        return status_fragments(self.agent)
+        return status_fragments(self.facade.status())
 
     def prompt_message(self) -> Any:
         from prompt_toolkit.formatted_text import FormattedText
 
-        if not self.ready or self._agent is None:
+        if not self.ready or self._facade is None:
             return FormattedText([("bold", f"{self.persona_hint}> ")])
+        status = self._facade.status()
         parts = []
-        if self.agent.teps.policy.allow_dangerous:
+        if status.allow_dangerous:
             parts.append(("ansired bold", "[ALLOW-DANGEROUS] "))
-        if self.agent.teps.dry_run:
+        if status.dry_run:
             parts.append(("ansiyellow bold", "[dry-run] "))
-        if self.agent.teps.mode != "ask":
-            parts.append(("ansimagenta bold", f"[{self.agent.teps.mode}] "))
-        parts.append(("bold", f"{self.agent.persona_id}> "))
+        if status.mode != "ask":
+            parts.append(("ansimagenta bold", f"[{status.mode}] "))
+        parts.append(("bold", f"{status.persona}> "))
         return FormattedText(parts)
 
     def read(self) -> str:
@@ -228,7 +224,7 @@ class Repl:
             self.pending_input = self.queued.pop(0)
         if self.pending_input is not None:
             text, self.pending_input = self.pending_input, None
-            self.console.print(Text(f"{self.agent.persona_id}> ", style="bold") + Text(text))
+            self.console.print(Text(f"{self.facade.persona}> ", style="bold") + Text(text))
             return text
         typed, self.typed_meanwhile = self.typed_meanwhile, ""  # keys typed while the last turn ran
         text = self.prompt_session().prompt(self.prompt_message, pre_run=self._start_boot, default=typed)
@@ -289,11 +285,10 @@ class Repl:
         import sys
 
         from framework_core.errors import LacaError, MissingApiKeyError
-        from framework_core.app.startup import onboard
 
         self._session = None
-        if isinstance(error, MissingApiKeyError) and self.boot is not None:
-            if onboard(self.boot.opts, error, interactive=sys.stdin.isatty()):
+        if isinstance(error, MissingApiKeyError) and self.boot is not None and self.launcher is not None:
+            if self.launcher.onboard(self.boot.opts, error, interactive=sys.stdin.isatty()):
                 self.boot.restart()
                 return None
             return 2
@@ -329,14 +324,14 @@ class Repl:
             raise
         except KeyboardInterrupt:
             self.renderer.pause()
-            self.agent.session.repair()
+            self.facade.repair_history()
             self.console.print(Text("Interrupted.", style="laca.warn"))
         except LacaError as exc:
             self.renderer.pause()
             self.console.print(Text(f"error: {exc}", style="laca.err"))
         except Exception as exc:  # a bug must not end the session or lose the conversation
             self.renderer.pause()
-            self.agent.session.repair()
+            self.facade.repair_history()
             self.console.print(Text(f"internal error: {type(exc).__name__}: {exc}. The session goes on; please "
                                     "report this.", style="laca.err"))
 
@@ -354,7 +349,7 @@ class Repl:
     def send(self, text: str) -> None:
         from framework_core.ui.completion import expand_attachments
 
-        message, notes = expand_attachments(text, self.loaded.workspace, self.loaded.config.ui.attach_max_bytes)
+        message, notes = expand_attachments(text, self.facade.workspace, self.facade.ui.attach_max_bytes)
         for note in notes:
             self.console.print(Text(note, style="laca.warn" if "not attached" in note else "laca.dim"))
         from framework_core.ui.keys import EscWatcher
@@ -366,15 +361,10 @@ class Repl:
         watcher = EscWatcher()
         try:
             with watcher:  # Esc stops the reply or the command, as Ctrl-C does
-                stopped = self.agent.run_turn(message).interrupted
+                stopped = self.facade.turn(message).interrupted
         finally:  # after the watcher stopped reading: a line typed as the turn ends is taken whole
             self.keep_typed(watcher, send=not stopped)
         notify_done(self.console, started)  # a bell (or a desktop notice) after a long reply
-        from framework_core.core.compaction import maybe_compact
-
-        note = maybe_compact(self.agent)
-        if note:
-            self.console.print(Text(note, style="laca.dim"))
 
     def keep_typed(self, watcher: Any, *, send: bool = True) -> None:
         """Keys typed while a turn ran: lines ended with Enter are sent next and the rest waits in the prompt;
@@ -393,7 +383,7 @@ class Repl:
         watcher = EscWatcher()
         try:
             with watcher:
-                self.agent.run_user_command(command)
+                self.facade.run_user_command(command)
         finally:
             self.keep_typed(watcher)
         self.console.print(Text("The model sees this command and its output with your next message.",
@@ -401,18 +391,13 @@ class Repl:
 
     def shutdown(self) -> None:
         self.renderer.pause()
-        if self._agent is None:
+        if self._facade is None:
             return
-        from framework_core.app.startup import invocation
+        from framework_core.wording import invocation
 
-        if self.agent.mcp is not None:
-            self.agent.mcp.close()
-        agent = self.agent  # --continue goes on with the provider, model and persona in use now
-        agent.session.record({"type": "meta", "provider": agent.provider_name, "model": agent.provider.model,
-                              "persona": agent.persona_id})
-        problem = self.agent.session.close()  # writes what waits; never claims a save that did not happen
-        if problem is None:
-            self.console.print(Text(f"Session saved: {self.agent.session.session_id} (resume with "
+        closed = self._facade.close()  # writes what waits; never claims a save that did not happen
+        if closed.problem is None:
+            self.console.print(Text(f"Session saved: {closed.session_id} (resume with "
                                     f"{invocation('--continue')})", style="laca.dim"))
         else:
-            self.console.print(Text(f"Session NOT saved: {problem}", style="laca.err"))
+            self.console.print(Text(f"Session NOT saved: {closed.problem}", style="laca.err"))

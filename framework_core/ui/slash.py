@@ -35,31 +35,30 @@ def _more(name: str) -> Handler:
 
 
 def _personas(repl: "Repl") -> list[str]:
-    return repl.agent.dcm.persona_ids()
+    return repl.facade.personas()
 
 
 def _providers(repl: "Repl") -> list[str]:
-    return sorted(repl.agent.config.llm_settings)
+    return repl.facade.providers()
 
 
 def _models(repl: "Repl") -> list[str]:
     """The configured models, then those the server offers (fetched in the background, once)."""
-    from framework_core.adapters.model_list import server_models
-
-    p = repl.agent.provider
-    offered = server_models(repl.agent)
-    return list(dict.fromkeys([p.model, *p.models, *(offered if isinstance(offered, list) else [])]))
+    facade = repl.facade
+    offered = facade.server_models()
+    return list(dict.fromkeys([facade.model, *facade.configured_models(),
+                               *(offered if isinstance(offered, list) else [])]))
 
 
 def _grant_ids(repl: "Repl") -> list[str]:
-    return [str(n) for n, _ in repl.agent.teps.policy.grants.list()]
+    return [str(n) for n, _ in repl.facade.grants()]
 
 
 def _sessions(repl: "Repl") -> list[str]:
     from framework_core.config.load import user_data_dir
     from framework_core.core.session import list_sessions
 
-    return [s.session_id for s in list_sessions(user_data_dir(), repl.loaded.workspace)[:20]]
+    return [s.session_id for s in list_sessions(user_data_dir(), repl.facade.workspace)[:20]]
 
 
 COMMANDS: list[SlashCommand] = [
@@ -83,7 +82,7 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand("compact", "Summarise older turns to free context", "model", _h("compact")),
     SlashCommand("context", "List loaded context documents with token estimates", "model", _h("context")),
     SlashCommand("tools", "List every tool with its source and permission; with a name, its parameters", "tools",
-                 _h("tools"), "[name]", lambda repl: sorted(t.name for t in repl.agent.teps.registry.all())),
+                 _h("tools"), "[name]", lambda repl: sorted(t.name for t in repl.facade.tools())),
     SlashCommand("mcp", "MCP servers, their state and tools", "tools", _h("mcp")),
     SlashCommand("last", "The last tool call's whole output, in the pager (with its colours)", "tools",
                  lambda repl, arg: _more("last_output")(repl, arg)),

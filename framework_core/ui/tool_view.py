@@ -12,7 +12,7 @@ from rich.text import Text
 from framework_core.ui.safe_text import visible
 
 if TYPE_CHECKING:
-    from framework_core.tools.base import ToolRegistry, ToolSpec
+    from framework_core.tools.base import ToolSpec
     from framework_core.tools.mcp_state import ServerStatus
 
 _POLICY = {"bash": "policy (safe runs, others ask)", "read": "policy (runs, flags outside)", "write": "asks",
@@ -30,20 +30,20 @@ def _origin(spec: "ToolSpec") -> str:
     return spec.source
 
 
-def tool_table(registry: "ToolRegistry") -> Table:
+def tool_table(tools: list["ToolSpec"]) -> Table:
     table = Table("tool", "source", "permission", "description", box=None)
     table.columns[0].no_wrap = True  # a name is never cut; the description gives way, with an ellipsis
-    for spec in sorted(registry.all(), key=lambda s: (s.source != "builtin", s.name)):
+    for spec in sorted(tools, key=lambda s: (s.source != "builtin", s.name)):
         first = (spec.description.splitlines() or [""])[0]
         table.add_row(spec.name, _origin(spec), _permission(spec),  # cut at the column's width, with an ellipsis
                       Text(visible(first), no_wrap=True, overflow="ellipsis"))
     return table
 
 
-def tool_detail(registry: "ToolRegistry", name: str) -> Any:
-    spec = registry.get(name) or _by_original(registry, name)
+def tool_detail(spec: "ToolSpec | None", name: str, tools: list["ToolSpec"]) -> Any:
+    """One tool's description and parameters; `spec` is None when no tool has that name (close ones are named)."""
     if spec is None:
-        close = sorted(s.name for s in registry.all() if name.lower() in s.name.lower())
+        close = sorted(s.name for s in tools if name.lower() in s.name.lower())
         hint = f" Did you mean: {', '.join(close[:5])}?" if close else " /tools lists them."
         return Text(f"No tool named '{visible(name)}'.{hint}", style="laca.warn")
     head = Text(spec.name, style="bold")
@@ -58,11 +58,6 @@ def tool_detail(registry: "ToolRegistry", name: str) -> Any:
                        visible(str(prop.get("description") or "")))
     body = params if params.row_count else Text("No parameters.", style="laca.dim")
     return Group(head, Text(visible(spec.description.strip())), body)
-
-
-def _by_original(registry: "ToolRegistry", name: str) -> "ToolSpec | None":
-    found = [s for s in registry.all() if s.remote_name == name]
-    return found[0] if len(found) == 1 else None
 
 
 def _type_of(prop: dict[str, Any]) -> str:

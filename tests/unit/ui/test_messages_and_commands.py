@@ -36,7 +36,7 @@ def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Rep
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         parts = build_agent(loaded, events=renderer, approver=ScriptedApprover(), session=open_session(workspace / "d"),
                             start_mcp=False)
-        yield Repl(loaded, parts.agent, console, renderer, pt_input=pipe, pt_output=DummyOutput()), buf, server
+        yield Repl(parts.facade, console, renderer, pt_input=pipe, pt_output=DummyOutput()), buf, server
     server.close()
 
 
@@ -85,7 +85,7 @@ def test_bang_runs_a_command_yourself_in_the_sandbox_and_the_model_is_told(repl,
     out = buf.getvalue()
     assert (workspace / "shell.txt").read_text() == "made\n" and "done" in out
     assert "(you typed it (!))" in out and "✗ exit 1" in out  # the credential stays hidden: cat fails
-    assert r.agent.teps.undo.entries(), "the change can be undone like an approved command's"
+    assert r.facade.agent.teps.undo.entries(), "the change can be undone like an approved command's"
     server.enqueue(Reply(text="I see."))
     r.handle("what happened?")
     sent = server.sent_messages()[-1]["content"]

@@ -40,7 +40,7 @@ def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Rep
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         parts = build_agent(loaded, events=renderer, approver=ScriptedApprover(), session=open_session(data),
                             start_mcp=False)
-        yield Repl(loaded, parts.agent, console, renderer, pt_input=pipe, pt_output=DummyOutput()), buf, server
+        yield Repl(parts.facade, console, renderer, pt_input=pipe, pt_output=DummyOutput()), buf, server
     server.close()
 
 
@@ -118,9 +118,9 @@ def test_clear_starts_a_new_session_and_keeps_the_old_one(repl) -> None:
     r, buf, server = repl
     server.enqueue(Reply(text="first answer"))
     r.handle("remember kiwi")
-    old = r.agent.session.session_id
+    old = r.facade.agent.session.session_id
     r.handle("/clear")
-    assert r.agent.session.session_id != old and r.agent.session.messages == []
+    assert r.facade.agent.session.session_id != old and r.facade.agent.session.messages == []
     assert f"--resume {old}" in buf.getvalue()
     server.enqueue(Reply(text="fresh"))
     r.handle("what fruit?")

@@ -32,7 +32,7 @@ def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Rep
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         parts = build_agent(loaded, events=renderer, approver=ScriptedApprover(), session=open_session(workspace / "d"),
                             start_mcp=False)
-        yield Repl(loaded, parts.agent, console, renderer, pt_input=pipe, pt_output=DummyOutput()), pipe
+        yield Repl(parts.facade, console, renderer, pt_input=pipe, pt_output=DummyOutput()), pipe
 
 
 def later(seconds: float, action) -> None:

@@ -38,7 +38,7 @@ def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Rep
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         parts = build_agent(loaded, events=renderer, approver=ScriptedApprover(), session=open_session(workspace / "d"),
                             start_mcp=False)
-        r = Repl(loaded, parts.agent, console, renderer, pt_input=pipe, pt_output=DummyOutput())
+        r = Repl(parts.facade, console, renderer, pt_input=pipe, pt_output=DummyOutput())
         yield r, pipe, buf, server
     server.close()
 
@@ -91,21 +91,21 @@ def test_at_path_completion_and_attachment(repl, workspace: Path) -> None:
 def test_slash_commands_switch_and_toggle(repl) -> None:
     r, _, buf, _ = repl
     r.handle("/persona catalyst")
-    assert r.agent.persona_id == "catalyst"
+    assert r.facade.agent.persona_id == "catalyst"
     r.handle("/persona nosuch")
     assert "Valid personas" in buf.getvalue()
     r.handle("/allow-dangerous off")
-    assert not r.agent.teps.policy.allow_dangerous  # "off" never turns it on
+    assert not r.facade.agent.teps.policy.allow_dangerous  # "off" never turns it on
     r.handle("/allow-dangerous on")
-    assert r.agent.teps.policy.allow_dangerous
+    assert r.facade.agent.teps.policy.allow_dangerous
     assert "ALLOW-DANGEROUS" in "".join(t for _, t in r.prompt_message())
     r.handle("/dry-run on")
     r.handle("/dry-run on")
-    assert r.agent.teps.dry_run  # "on" twice stays on
+    assert r.facade.agent.teps.dry_run  # "on" twice stays on
     r.handle("/dry-run")
     assert "Dry run is ON" in buf.getvalue()
     r.handle("/dry-run off")
-    assert not r.agent.teps.dry_run
+    assert not r.facade.agent.teps.dry_run
     r.handle("/tools")
     assert "executeBashCommand" in buf.getvalue()
     r.handle("/nope")

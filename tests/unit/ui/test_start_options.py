@@ -13,7 +13,8 @@ from framework_core.app.cli_options import FastParseError, fast_parse
 from framework_core.config.load import Overrides, load_config
 from framework_core.errors import ConfigError
 from framework_core.lial_core import ToolRequest
-from framework_core.app.startup import allow_rules, find_session_by_prefix, invocation, pick_provider
+from framework_core.app.startup import allow_rules, find_session_by_prefix, pick_provider
+from framework_core.wording import invocation
 from framework_core.teps import TEPSEngine
 
 
@@ -55,7 +56,7 @@ def test_hints_name_make_run_only_when_make_started_laca(tmp_path: Path) -> None
     import subprocess
     import sys
 
-    code = "from framework_core.app.startup import invocation; print(invocation('--continue'))"
+    code = "from framework_core.wording import invocation; print(invocation('--continue'))"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     env.pop("MAKELEVEL", None)
     direct = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)

@@ -71,7 +71,7 @@ def test_tools_table_keeps_names_whole_and_cuts_descriptions_with_an_ellipsis() 
         registry.register(spec)
     for width in (60, 120):
         buf = io.StringIO()
-        Console(file=buf, width=width).print(tool_table(registry))
+        Console(file=buf, width=width).print(tool_table(list(registry.all())))
         rows = [line for line in buf.getvalue().splitlines() if line.strip().startswith(("executeBash", "readFile"))]
         assert rows and all("executeBashCommand " in r or "readFile " in r for r in rows)
         assert all(r.rstrip().endswith("…") for r in rows)  # a cut description says so

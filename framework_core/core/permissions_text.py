@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def describe_state(state: Any, registry: Any) -> str:
+def describe_state(state: Any, tools: list[Any]) -> str:
     lines = ["Permissions"]
     lines.append(f"  allow-dangerous: {'ON (each Dangerous command asks, default No)' if state.allow_dangerous else 'off (Dangerous commands are blocked)'}")
     lines.append("  Safe read-only commands run without asking; other commands and every file write ask.")
@@ -21,7 +21,7 @@ def describe_state(state: Any, registry: Any) -> str:
     lines.append(f"Session grants ({len(grants)}), remove one with /revoke N:" if grants else "Session grants: none")
     for n, grant in grants:
         lines.append(f"  [{n}] {grant.label}   (tool {grant.tool_name}, this session only)")
-    configured = [s for s in registry.all() if s.permission is not None]
+    configured = [s for s in tools if s.permission is not None]
     if configured:
         lines.append("")
         lines.append("Per-tool settings:")
