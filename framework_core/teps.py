@@ -23,6 +23,7 @@ from framework_core.policy.levels import Level
 from framework_core.tools.base import ActionPreview, CallScope, ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
+    from framework_core.policy.kinds import GrantOption
     from framework_core.sandbox.changeset import ChangeSet
     from framework_core.sandbox.sandbox import Sandbox
     from framework_core.sandbox.undo_store import UndoStore
@@ -218,7 +219,7 @@ class TEPSEngine:
                     data["user_reason"] = prep.answer.reason
                 return self._finish(prep, self._result(req, "declined_by_user", **data), 0.0)
             if prep.answer.choice == "session" and prep.answer.grant is not None:
-                self.policy.grants.add(prep.answer.grant)
+                self._remember(prep.answer.grant)
             self._approve_rest = self._approve_rest or prep.answer.remaining
         reason = "; ".join(decision.matched or decision.reasons) if auto else ""
         if edit:
@@ -325,6 +326,15 @@ class TEPSEngine:
         net = ("NETWORK ALLOWED (the policy says it uses the network; what it sends cannot be undone)"
                if scope.network else "no network")
         return (f"Runs in {where}; {net}; credentials hidden.", scope.network)
+
+    def _remember(self, grant: "GrantOption") -> None:
+        """`a`: keep the grant for the session; one the policy refuses (too wide) is said, and the call runs once."""
+        from framework_core.policy.kinds import PolicyError
+
+        try:
+            self.policy.grants.add(grant)
+        except PolicyError as exc:
+            self.events(Notice("warning", f"Not remembered: {exc}. This call runs once."))
 
     def _ask(self, prep: _Prepared, index: int, total: int) -> ApprovalAnswer:
         assert prep.spec and prep.preview and prep.decision

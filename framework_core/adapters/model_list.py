@@ -4,26 +4,25 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from framework_core.core.agent import Agent
+    from framework_core.lial_core import LLMAdapterInterface
+
+#: Which server a list belongs to: the provider's name, and its wire type and base URL.
+ServerKey = tuple[str, str]
 
 LIST_TIMEOUT_S = 10.0
 MAX_MODELS = 300
 
 _lock = threading.Lock()
-_results: dict[tuple[str, str], list[str] | str] = {}  # a list of model ids, or why there is none
-_running: dict[tuple[str, str], threading.Thread] = {}
+_results: dict[ServerKey, list[str] | str] = {}  # a list of model ids, or why there is none
+_running: dict[ServerKey, threading.Thread] = {}
 
 
-def _key(agent: "Agent") -> tuple[str, str]:
-    return agent.provider_name, f"{agent.provider.type} {agent.provider.base_url or ''}"
-
-
-def _fetch(agent: "Agent", key: tuple[str, str]) -> None:
+def _fetch(adapter: "Callable[[], LLMAdapterInterface]", key: ServerKey) -> None:
     try:
-        result: list[str] | str = agent.adapter.list_models(LIST_TIMEOUT_S, MAX_MODELS)
+        result: list[str] | str = adapter().list_models(LIST_TIMEOUT_S, MAX_MODELS)
     except Exception as exc:  # shown as the reason, never raised into the prompt
         result = str(exc)
     with _lock:
@@ -31,23 +30,19 @@ def _fetch(agent: "Agent", key: tuple[str, str]) -> None:
         _running.pop(key, None)
 
 
-def server_models(agent: "Agent", wait_s: float = 0.0) -> list[str] | str | None:
-    """The server's model ids, or an error message; None while the first fetch is still under way."""
-    key = _key(agent)
+def server_models(key: ServerKey, adapter: "Callable[[], LLMAdapterInterface]",
+                  wait_s: float = 0.0) -> list[str] | str | None:
+    """The server's model ids, or an error message; None while the first fetch is still under way. `adapter`
+    gives the provider's adapter (created on first use, off the caller's thread)."""
     with _lock:
         if key in _results:
             return _results[key]
         thread = _running.get(key)
         if thread is None:
-            thread = threading.Thread(target=_fetch, args=(agent, key), name="laca-models", daemon=True)
+            thread = threading.Thread(target=_fetch, args=(adapter, key), name="laca-models", daemon=True)
             _running[key] = thread
             thread.start()
     thread.join(wait_s)
     with _lock:
         return _results.get(key)
 
-
-def forget(agent: "Agent") -> None:
-    """Fetch again next time (after a provider's settings changed)."""
-    with _lock:
-        _results.pop(_key(agent), None)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from framework_core.adapters.tool_ids import make_unique
 from framework_core.errors import ConfigError, LacaError, ProviderError, StreamCutError
 from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, EventSink,
-                                   ModelRequestStarted, Notice, RetryScheduled, ToolCallQueued, TurnFinished)
+                                   ModelRequestStarted, Notice, RetryScheduled, ToolCallQueued, TurnFinished,
+                                   TurnOutcome)
 from framework_core.lial_core import LLMResponse, Message, ReasoningDelta, StreamDone, TextDelta, ToolResult, Usage
 from framework_core.core.limits import after_reply, compact_if_needed, reply_within_window, say_capability_notes
 from framework_core.teps import BatchInterrupted
@@ -37,15 +37,6 @@ MODE_NOTES = {
                     "commands still ask.",
     "ask": "the user switched to ask mode: anything that changes something asks the user first.",
 }
-
-
-@dataclass
-class TurnOutcome:
-    text: str = ""
-    usage: Usage = field(default_factory=Usage)
-    interrupted: bool = False
-    error: str | None = None
-    tool_results: list[ToolResult] = field(default_factory=list)
 
 
 class Agent:

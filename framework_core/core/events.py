@@ -95,3 +95,14 @@ EventSink = Callable[[CoreEvent], None]
 
 def discard(_: CoreEvent) -> None:
     """An event sink that ignores everything."""
+
+
+@dataclass
+class TurnOutcome:
+    """What `run_turn` returns: the last reply's text, the turn's tokens, how it ended, every tool result."""
+
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    interrupted: bool = False
+    error: str | None = None
+    tool_results: list[ToolResult] = field(default_factory=list)

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from framework_core.core.accounting import status_total
+from framework_core.errors import LacaError
 
 if TYPE_CHECKING:
     from framework_core.config.models import UiSettings
-    from framework_core.core.agent import Agent, TurnOutcome
+    from framework_core.core.agent import Agent
+    from framework_core.core.events import TurnOutcome
     from framework_core.core.session import MessageManager
     from framework_core.dcm import LoadedDocument
     from framework_core.lial_core import Usage
@@ -155,7 +157,9 @@ class Facade:
         """The models the provider's server offers, an error message, or None while still fetching."""
         from framework_core.adapters.model_list import server_models
 
-        return server_models(self.agent, wait_s=wait_s)
+        agent = self.agent
+        key = (agent.provider_name, f"{agent.provider.type} {agent.provider.base_url or ''}")
+        return server_models(key, lambda: agent.adapter, wait_s=wait_s)
 
     @property
     def persona(self) -> str:
@@ -214,7 +218,12 @@ class Facade:
 
     def revoke(self, number: int) -> str:
         """Remove a session grant; returns its label. Raises LacaError naming the valid numbers."""
-        return self.agent.teps.policy.grants.revoke(number).label
+        from framework_core.policy.kinds import PolicyError
+
+        try:
+            return self.agent.teps.policy.grants.revoke(number).label
+        except PolicyError as exc:
+            raise LacaError(str(exc)) from None
 
     def permissions_text(self) -> str:
         from framework_core.core.permissions_text import describe_state

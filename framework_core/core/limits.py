@@ -17,7 +17,8 @@ from framework_core.core.events import Notice
 from framework_core.lial_core import LLMResponse, Message, ToolRequest, ToolResult
 
 if TYPE_CHECKING:
-    from framework_core.core.agent import Agent, TurnOutcome
+    from framework_core.core.agent import Agent
+    from framework_core.core.events import TurnOutcome
 
 REFUSED_TEXT = "[the model declined to answer this request]"
 

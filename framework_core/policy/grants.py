@@ -15,8 +15,7 @@ import shlex
 import threading
 from typing import TYPE_CHECKING
 
-from framework_core.errors import LacaError
-from framework_core.policy.kinds import GrantOption
+from framework_core.policy.kinds import GrantOption, PolicyError
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.paths import secret_reason
 
@@ -123,7 +122,7 @@ class SessionGrants:
 
     def add(self, option: GrantOption) -> int:
         if option.kind == "command_prefix" and not prefix_allowed(tokens(option.value) or []):
-            raise LacaError(f"a prefix grant for '{option.value}' would be too wide (a bare program, a program "
+            raise PolicyError(f"a prefix grant for '{option.value}' would be too wide (a bare program, a program "
                             "that destroys data or runs others, or words that are not plain); grant the exact "
                             "command instead")
         with self._lock:
@@ -139,7 +138,7 @@ class SessionGrants:
         with self._lock:
             if n not in self._grants:
                 valid = ", ".join(map(str, self._grants)) or "none"
-                raise LacaError(f"no session grant #{n} (current: {valid})")
+                raise PolicyError(f"no session grant #{n} (current: {valid})")
             return self._grants.pop(n)
 
     def list(self) -> list[tuple[int, GrantOption]]:

@@ -12,6 +12,11 @@ ToolKind = Literal["bash", "read", "write", "generic"]
 Permission = Literal["always", "ask", "never"]
 
 
+class PolicyError(ValueError):
+    """A request the policy cannot take (a grant that would be too wide, no such grant); the message says why.
+    Callers outside the policy turn it into LACA's own errors."""
+
+
 @dataclass(frozen=True)
 class GrantOption:
     """What `a` would remember. Never wider than the request: an exact command, an explicit prefix, a tool."""

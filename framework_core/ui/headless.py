@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 from framework_core.core.events import AssistantMessageDone, CoreEvent, ModelRequestStarted, ToolCallFinished
 
 if TYPE_CHECKING:
-    from framework_core.core.agent import TurnOutcome
+    from framework_core.core.events import TurnOutcome
     from framework_core.core.facade import Facade
 
 

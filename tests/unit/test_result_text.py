@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from framework_core.lial_core import Message, ToolResult
-from framework_core.core.result_text import render
+from framework_core.lial_core import render_result as render
 
 
 def result(status: str = "success", tool: str = "executeBashCommand", **data) -> ToolResult:

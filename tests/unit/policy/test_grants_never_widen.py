@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.errors import LacaError
+from framework_core.policy.kinds import PolicyError
 from framework_core.policy.decide import CallFacts, PolicyState, decide
 from framework_core.policy.kinds import GrantOption
 from framework_core.policy.rules import load_rule_file
@@ -60,7 +60,7 @@ def test_destructive_running_and_network_commands_get_exact_grants_only(cmd: str
 @pytest.mark.parametrize("value", ["rm -rf", "rm build", "git reset", "git clean", "bash -c", "python3 -c",
                                    "env FOO", "./pytest x", "PATH=x pytest", "curl"])
 def test_too_wide_prefix_grants_are_refused(value: str) -> None:
-    with pytest.raises(LacaError, match="too wide"):
+    with pytest.raises(PolicyError, match="too wide"):
         PolicyState().grants.add(prefix(value))
 
 

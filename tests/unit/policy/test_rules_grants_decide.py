@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from framework_core.policy.kinds import GrantOption
-from framework_core.errors import ConfigError, LacaError
+from framework_core.errors import ConfigError
+from framework_core.policy.kinds import PolicyError
 from framework_core.policy.check_cli import run_policy_check
 from framework_core.policy.decide import CallFacts, PolicyState, decide
 from framework_core.policy.grants import SessionGrants, grant_options_for
@@ -39,7 +40,7 @@ def test_prefix_grant_does_not_cover_compound_or_dangerous() -> None:
 
 
 def test_bare_program_prefix_grant_is_refused() -> None:
-    with pytest.raises(LacaError):
+    with pytest.raises(PolicyError):
         SessionGrants().add(GrantOption("command_prefix", "curl", "executeBashCommand", "curl …"))
 
 
@@ -50,7 +51,7 @@ def test_exact_grant_and_revoke() -> None:
     assert decide(bash("curl https://b.example"), state).action == "ask"  # the curl hole stays closed
     state.grants.revoke(n)
     assert decide(bash("curl https://a.example"), state).action == "ask"
-    with pytest.raises(LacaError, match="no session grant"):
+    with pytest.raises(PolicyError, match="no session grant"):
         state.grants.revoke(n)
 
 
