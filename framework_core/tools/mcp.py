@@ -52,6 +52,8 @@ class McpManager:
         self.window: Callable[[], int | None] = lambda: None
         #: Where the whole text of a cut result is saved; None: not kept.
         self.save: Saver | None = None
+        #: Where images of results are saved (without a call's own context); None: not kept.
+        self.outputs_dir: Path | None = None
         #: Answers a server's request for user input on the main thread; None: the capability is not offered.
         self.elicit: Callable[[Any], Any] | None = None
         #: argv put in front of a stdio server's command (the sandbox), given the server's name and settings.
@@ -66,6 +68,7 @@ class McpManager:
             self.window = window
         if outputs_dir is not None:
             self.save = saver(outputs_dir, prefix="mcp-result")
+            self.outputs_dir = outputs_dir
 
     # ---- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:

@@ -4,6 +4,7 @@ roots, elicitation, the minimal environment and the one output budget."""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import signal
@@ -119,7 +120,15 @@ def test_an_image_goes_to_the_provider_not_into_the_text(cases: McpManager) -> N
 
 
 def test_an_image_is_named_in_the_text(cases: McpManager) -> None:
-    assert "[image 1: image/png, 73 bytes, attached]" in cases.call("cases", "image", {})["content"]
+    assert "[image 1: image/png, 73 bytes]" in cases.call("cases", "image", {})["content"]
+
+
+def test_an_image_is_saved_in_the_session_folder_as_sent(cases: McpManager, tmp_path: Path) -> None:
+    ctx, _ = context(tmp_path)
+    ctx.outputs_dir = tmp_path / "outputs"
+    image = cases.call("cases", "image", {}, ctx)["images"][0]
+    assert (Path(image["path"]).parent, Path(image["path"]).read_bytes()) == (
+        tmp_path / "outputs", base64.b64decode(image["data"]))
 
 
 def test_an_image_over_the_cap_is_a_note(cases: McpManager) -> None:
