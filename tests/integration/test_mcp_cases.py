@@ -196,6 +196,19 @@ def test_server_logs_go_to_its_log_file(cases: McpManager) -> None:
     wait_for(lambda: "[info] cases: echo called with 'logged'" in log.read_text(), 10, "the log notification")
 
 
+def test_a_logged_error_is_a_notice_on_one_line_heard_at_once(cases: McpManager) -> None:
+    heard: list[bool] = []
+    cases.take_notices()
+    cases.on_notice = lambda: heard.append(True)
+    try:
+        cases.call("cases", "log_error", {})
+        wait_for(lambda: heard, 10, "the notice hook")
+    finally:
+        cases.on_notice = None
+    assert cases.take_notices() == [("warning", "MCP server 'cases' logged an error: the disk is on fire "
+                                                f"(see {status(cases).log_path})")]
+
+
 def test_the_workspace_is_offered_as_the_root(cases: McpManager) -> None:
     assert cases.call("cases", "roots", {})["content"] == cases.workspace.resolve().as_uri()
 
