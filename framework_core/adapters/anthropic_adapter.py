@@ -60,7 +60,8 @@ class AnthropicMessagesAdapter(SDKAdapter):
         caps = self.caps
         from framework_core.adapters.tool_images import add_anthropic_images
 
-        wire_messages = add_anthropic_images(to_anthropic_messages(messages, self.config.model), messages)
+        wire_messages = add_anthropic_images(to_anthropic_messages(messages, self.config.model), messages,
+                                             takes_images=caps.images, model=self.config.model)
         params: dict[str, Any] = {"model": self.config.model, "max_tokens": caps.output_tokens,
                                   "messages": wire_messages, "stream": True}
         if system_prompt:

@@ -21,7 +21,7 @@ class OpenAIChatAdapter(SDKAdapter):
         from framework_core.adapters.tool_images import add_chat_images
 
         messages_out = to_openai_messages(messages, system_prompt, self.config.model, self.config.merge_user_messages)
-        add_chat_images(messages_out, messages)
+        add_chat_images(messages_out, messages, takes_images=self.caps.images, model=self.config.model)
         params: dict[str, Any] = {"model": self.config.model, "messages": messages_out,
                                   "stream": True, "stream_options": {"include_usage": True}}
         caps = self.caps  # which token parameter and whether sampling is accepted: the model's profile

@@ -67,9 +67,9 @@ class OpenAIResponsesAdapter(SDKAdapter):
         cfg, caps = self.config, self.caps
         from framework_core.adapters.tool_images import add_responses_images
 
-        params: dict[str, Any] = {"model": cfg.model, "input": add_responses_images(to_responses_input(
-                                      messages, cfg.model), messages),
-                                  "stream": True, "store": False}
+        wire_input = add_responses_images(to_responses_input(messages, cfg.model), messages,
+                                          takes_images=caps.images, model=cfg.model)
+        params: dict[str, Any] = {"model": cfg.model, "input": wire_input, "stream": True, "store": False}
         if self._encrypted:
             params["include"] = ["reasoning.encrypted_content"]
         if caps.output_tokens is not None:  # the model's profile, or the entry's max_tokens

@@ -69,6 +69,7 @@ class ModelProfile:
     efforts: tuple[str, ...] = ()
     default_effort: str | None = None
     idle_timeout_s: float = 300.0
+    images: bool = False  # takes images as input (a tool's images); False: they become text notes
     prices: Prices = field(default_factory=Prices)
     retires: str | None = None
 
@@ -87,6 +88,7 @@ class Capabilities:
     idle_timeout_s: float
     prices: Prices
     caching: bool
+    images: bool = False  # send a tool's images as image blocks (else as notes), decided per request
     notes: tuple[str, ...] = ()
 
     @property
@@ -129,6 +131,7 @@ def _build(model: str, wire: str, entry: dict[str, Any] | None) -> ModelProfile:
         token_parameter=merged.get("token_parameter"), sampling=bool(merged.get("sampling", True)),
         thinking=merged.get("thinking", "none"), efforts=tuple(merged.get("efforts") or ()),
         default_effort=merged.get("default_effort"), idle_timeout_s=float(merged.get("idle_timeout_s", 300)),
+        images=bool(merged.get("images", False)),
         prices=Prices(price.get("input"), price.get("output"), price.get("cache_read"), price.get("cache_write")),
         retires=merged.get("retires"))
 
@@ -159,7 +162,8 @@ def resolve(settings: "ProviderSettings") -> Capabilities:
         source = "as its llm_settings entry says" if settings.context_window else "a safe default"
         notes.append(f"No capability profile for model '{settings.model}': using safe defaults for the "
                      f"{profile.wire} API (context {context:,} tokens, {source}); set context_window, "
-                     "max_tokens and prices in its llm_settings entry if they differ.")
+                     "max_tokens, prices and images (whether it takes images) in its llm_settings entry if "
+                     "they differ.")
     if profile.retires:
         notes.append(f"Model '{settings.model}' reaches end of life on {profile.retires}: pick a current one "
                      "with /model.")
@@ -175,7 +179,8 @@ def resolve(settings: "ProviderSettings") -> Capabilities:
         temperature=_temperature(settings, profile, notes), thinking=_thinking(settings, profile, notes),
         effort=_effort(settings, profile, notes),
         idle_timeout_s=settings.request_timeout_s or profile.idle_timeout_s,
-        prices=_prices(settings, profile), caching=settings.prompt_caching, notes=tuple(notes))
+        prices=_prices(settings, profile), caching=settings.prompt_caching,
+        images=profile.images if settings.images is None else settings.images, notes=tuple(notes))
 
 
 def _output_tokens(settings: "ProviderSettings", profile: ModelProfile, notes: list[str]) -> int | None:
@@ -247,6 +252,7 @@ def describe(caps: Capabilities) -> str:
     if p.thinking != "none":
         parts.append(f"thinking {p.thinking} ({'on' if caps.thinking else 'off'}"
                      + (f", effort {caps.effort or p.default_effort}" if p.efforts else "") + ")")
+    parts.append("takes images" if caps.images else "text only (images become notes)")
     if caps.prices.known:
         parts.append(f"${caps.prices.input:g}/${caps.prices.output:g} per M (cache ${caps.prices.read_rate():g} read)")
     head = p.model if p.known else f"{p.model} (no profile: safe defaults)"

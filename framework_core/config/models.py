@@ -52,6 +52,9 @@ class ProviderSettings(_Model):
     request_timeout_s: float | None = Field(None, gt=0, description="Seconds without any data from a streaming reply "
                                             "before it counts as stalled (an idle timeout); unset uses the profile's, "
                                             "longer for reasoning models.")
+    images: bool | None = Field(None, description="Whether the model takes images as input: a tool's images (an MCP "
+                                                  "screenshot) are sent as image blocks, else as a short note; "
+                                                  "unset uses the profile (false for unknown models).")
     extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env_var).")
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = Field(
         None, description="Reasoning effort for OpenAI reasoning models (Responses: reasoning.effort); unset uses the "

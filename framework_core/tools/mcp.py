@@ -3,7 +3,8 @@
 Each server is held open by a task on that loop. A tool's error, a JSON-RPC error of a call and a call that
 times out are results for the model; only the loss of the connection (a stdio server's process exiting, an
 HTTP stream failing) restarts a server, with back-off and a limit. What the user should know (a server that
-failed to start, stopped, changed its tools) is queued once as a notice (`take_notices`).
+failed to start, stopped, changed its tools, logged an error) is queued once as a notice (`take_notices`); the
+REPL's `on_notice` hook hears of each at once, so it can be said while the prompt waits (`ui/idle_notices.py`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from framework_core.tools.base import ToolContext, ToolRegistry, ToolSpec
 from framework_core.tools.mcp_calls import CallRunner
 from framework_core.tools.mcp_config import config_notes, load_mcp_json, resolve_launch  # noqa: F401 - re-exported
 from framework_core.tools.mcp_names import tool_name
-from framework_core.tools.mcp_state import (BACKOFF_S, RESTART_WAIT_S, RETRY_AFTER_S, ServerStatus, _Server,
-                                            describe, instructions_block, log_line)
+from framework_core.tools.mcp_state import (BACKOFF_S, ERROR_LOG_LEVELS, RESTART_WAIT_S, RETRY_AFTER_S,
+                                            ServerStatus, _Server, describe, instructions_block, log_line,
+                                            log_summary)
 from framework_core.tools.result_budget import Saver, saver
 
 __all__ = ["McpManager", "ServerStatus", "load_mcp_json", "tool_name"]
@@ -46,12 +48,16 @@ class McpManager:
         self._thread: threading.Thread | None = None
         self._notices: list[tuple[str, str, str | None]] = []  # level, text, key (a later one replaces it)
         self._lock = threading.Lock()
+        #: Called (on any thread) after a notice is queued: the REPL says it at once while its prompt waits.
+        self.on_notice: Callable[[], None] | None = None
         self._sdk_log: logging.Handler | None = None
         self._closing = False
         #: The active model's context window in tokens (a smaller one gets a smaller result budget).
         self.window: Callable[[], int | None] = lambda: None
         #: Where the whole text of a cut result is saved; None: not kept.
         self.save: Saver | None = None
+        #: Where images of results are saved (without a call's own context); None: not kept.
+        self.outputs_dir: Path | None = None
         #: Answers a server's request for user input on the main thread; None: the capability is not offered.
         self.elicit: Callable[[Any], Any] | None = None
         #: argv put in front of a stdio server's command (the sandbox), given the server's name and settings.
@@ -66,6 +72,7 @@ class McpManager:
             self.window = window
         if outputs_dir is not None:
             self.save = saver(outputs_dir, prefix="mcp-result")
+            self.outputs_dir = outputs_dir
 
     # ---- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -110,7 +117,7 @@ class McpManager:
             with open(server.log_path, "a", encoding="utf-8") as log:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {server.name}\n")
                 log.flush()
-                hooks = Hooks(on_log=lambda p: log_line(log, p), on_tools_changed=lambda: self._relist_soon(server, gen),
+                hooks = Hooks(on_log=lambda p: self._on_log(server, log, p), on_tools_changed=lambda: self._relist_soon(server, gen),
                               on_closed=lost.set, workspace=self.workspace,
                               wrapper=self.wrapper(server.name, server.settings),
                               elicit=self.calls.elicit_on_main if self.elicit else None,
@@ -218,12 +225,29 @@ class McpManager:
     def status(self) -> list[ServerStatus]:
         return [s.status() for s in self._servers.values()]
 
+    def _on_log(self, server: _Server, log: Any, params: Any) -> None:
+        """A server's log notification goes to its log file; an error (or worse) is also said to the user."""
+        log_line(log, params)
+        if str(params.level) in ERROR_LOG_LEVELS:
+            self.notice("warning", f"MCP server '{server.name}' logged an error: {log_summary(params)} "
+                                   f"(see {server.log_path})", key=f"log:{server.name}")
+
     def notice(self, level: str, text: str, key: str | None = None) -> None:
         """Queue a notice for the user; one with the same `key` still waiting is replaced (said once)."""
         with self._lock:
             if key is not None:
                 self._notices = [n for n in self._notices if n[2] != key]
             self._notices.append((level, text, key))
+        hook = self.on_notice
+        if hook is not None:
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - a display problem must not break the server's loop
+                pass
+
+    def has_notices(self) -> bool:
+        with self._lock:
+            return bool(self._notices)
 
     def take_notices(self) -> list[tuple[str, str]]:
         """What happened to the servers since the last call: (level, text), each said once."""

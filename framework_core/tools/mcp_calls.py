@@ -8,17 +8,20 @@ terminal is), and the call's end. Ctrl-C cancels the call (the SDK tells the ser
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import queue
 import time
 from typing import TYPE_CHECKING, Any
 
 from framework_core.errors import ToolError
-from framework_core.tools.mcp_content import convert
+from framework_core.tools.mcp_content import EXTENSIONS, convert
 from framework_core.tools.mcp_state import _Server, describe
-from framework_core.tools.result_budget import DEFAULT_BUDGET, bound, budget_for_window
+from framework_core.tools.result_budget import DEFAULT_BUDGET, bound, budget_for_window, save_bytes
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from framework_core.tools.base import ToolContext
     from framework_core.tools.mcp import McpManager
 
@@ -84,7 +87,8 @@ class CallRunner:
         if bounded.cut:
             data["cut"] = "cut: " + bounded.summary()
         if converted.images:
-            data["images"] = converted.images
+            folder = ctx.output_folder() if ctx is not None else self.manager.outputs_dir
+            data["images"] = [keep_image(image, folder) for image in converted.images]
         return data
 
     def _failure(self, server: _Server, remote: str, exc: Exception, timeout: float) -> ToolError:
@@ -135,6 +139,18 @@ class CallRunner:
         except Exception:  # noqa: BLE001 - a broken form declines; the call goes on
             result = None
         reply.set_result(result if result is not None else types.ElicitResult(action="decline"))
+
+
+def keep_image(image: dict[str, str], folder: "Path | None") -> dict[str, str]:
+    """The image with `path`: where it is saved in the session's folder, named in the note a model that takes
+    no images reads instead (and in /last). Not saved (no folder, a full disk): no path."""
+    if folder is None:
+        return image
+    try:
+        path = save_bytes(folder, base64.b64decode(image["data"]), "mcp-image", EXTENSIONS.get(image["mime_type"], ""))
+    except (OSError, ValueError):
+        return image
+    return {**image, "path": path}
 
 
 def progress_text(done: float, total: float | None, message: str | None) -> str:

@@ -1,7 +1,8 @@
 """MCP tool results as the model can use them: text, images for the provider, notes for everything else.
 
 Text is text. Images in a format both wire APIs accept (PNG, JPEG, GIF, WebP, checked by their bytes, not
-only by the declared type) go to the provider as image blocks, within a size cap. Audio and binary resources
+only by the declared type) are kept within a size cap, for the provider's image blocks (or a note, for a model
+that takes no images: `adapters/tool_images.py` decides per request). Audio and binary resources
 become a short note. A resource link keeps its URI, name, description and type. `structuredContent` is used
 only when there is no content (the spec asks servers to repeat it as text), so a result is counted once.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 IMAGE_MAX_BYTES = 1_500_000  # per image, decoded
 MAX_IMAGES = 4  # per result
+EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
           (b"GIF89a", "image/gif"))
 
@@ -64,7 +66,7 @@ def _image(data: str, declared: str, out: Converted) -> str:
     if len(out.images) >= MAX_IMAGES:
         return f"[image {mime}, {_size(len(raw))}: not attached (at most {MAX_IMAGES} images per result)]"
     out.images.append({"mime_type": mime, "data": data})
-    return f"[image {len(out.images)}: {mime}, {_size(len(raw))}, attached]"
+    return f"[image {len(out.images)}: {mime}, {_size(len(raw))}]"
 
 
 def _sniff(raw: bytes) -> str | None:

@@ -135,8 +135,18 @@ def last_log_line(path: Path) -> str:
     return ""
 
 
+ERROR_LOG_LEVELS = ("error", "critical", "alert", "emergency")  # RFC 5424 levels said to the user too
+
+
+def log_summary(params: Any) -> str:
+    """A log notification's data on one screen line."""
+    data = params.data if isinstance(params.data, str) else json.dumps(params.data, ensure_ascii=False, default=str)
+    line = " ".join(data.split())
+    return line if len(line) <= 200 else line[:199] + "…"
+
+
 def log_line(log: TextIO, params: Any) -> None:
-    """A server's log notification, into its log file (never onto the screen)."""
+    """A server's log notification, into its log file (an error is also a notice, see McpManager)."""
     data = params.data if isinstance(params.data, str) else json.dumps(params.data, ensure_ascii=False, default=str)
     source = f" {params.logger}" if getattr(params, "logger", None) else ""
     try:

@@ -269,3 +269,13 @@ def saver(directory: Path, prefix: str = "tool-output") -> Saver:
         return path
 
     return save
+
+
+def save_bytes(directory: Path, data: bytes, prefix: str, suffix: str) -> str:
+    """Save `data` (an image a tool returned) to its own private file in `directory`; returns its path.
+    Raises OSError."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, path = tempfile.mkstemp(prefix=f"{prefix}-", suffix=suffix, dir=directory)  # private: mode 0600
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return path

@@ -62,6 +62,8 @@ def _full_output(data: dict) -> str:
             pass
     out = [str(data.get(k)) for k in ("stdout", "stderr", "content", "error_message", "details", "message")
            if data.get(k)]
+    out += [f"image {n}: {i['mime_type']}, saved as {i['path']}" for n, i in enumerate(data.get("images") or [], 1)
+            if isinstance(i, dict) and i.get("path")]
     return "\n".join(out)
 
 

@@ -194,6 +194,9 @@ class Repl:
                 key_bindings=repl_bindings(self, self.pastes), bottom_toolbar=self._toolbar,
                 enable_history_search=False, **self._pt_io)
             quick_escape(self._session.app)
+            from framework_core.ui.idle_notices import watch_idle_notices
+
+            watch_idle_notices(self._session.app, lambda: self._agent, self.renderer)  # MCP news while idle
         return self._session
 
     def _toolbar(self) -> Any:

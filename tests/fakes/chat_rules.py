@@ -50,6 +50,9 @@ def check_params(body: dict[str, Any]) -> Problem | None:
         if m.get("role") == "assistant" and m.get("content") is None and not m.get("tool_calls"):
             return 400, api_error("Invalid value for 'content': expected a string, got null.",
                                   param=f"messages.[{i}].content", code="invalid_value")
+        for j, part in enumerate(m.get("content") if isinstance(m.get("content"), list) else []):
+            if part.get("type") == "image_url" and not openai_models.takes_images(model):
+                return 400, api_error(openai_models.no_images("image_url"), param=f"messages.[{i}].content.[{j}].type")
     return None
 
 

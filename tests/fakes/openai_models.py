@@ -16,6 +16,8 @@ from tests.fakes.literals import literal_strings
 
 FAKE_PLAIN = {"fake-gpt", "fake-gpt-mini", "fake-model", "m"}  # "m": the name the benchmarks send
 FAKE_REASONING = {"fake-reasoner"}
+FAKE_TEXT_ONLY = {"fake-text-only"}  # takes no image input, like gpt-3.5-turbo and o3-mini
+TEXT_ONLY_NAME = re.compile(r"^(gpt-3\.5|o1-mini|o3-mini)")
 RETIRED = {"o4-mini", "o4-mini-2025-04-16"}
 REASONING_NAME = re.compile(r"^(o\d|gpt-([5-9]|\d\d)|codex-)")
 
@@ -28,7 +30,16 @@ def sdk_models() -> frozenset[str]:
 
 
 def known(model: str) -> bool:
-    return model in FAKE_PLAIN or model in FAKE_REASONING or (model in sdk_models() and model not in RETIRED)
+    return model in FAKE_PLAIN | FAKE_REASONING | FAKE_TEXT_ONLY or (model in sdk_models() and model not in RETIRED)
+
+
+def takes_images(model: str) -> bool:
+    return model not in FAKE_TEXT_ONLY and not TEXT_ONLY_NAME.match(model)
+
+
+def no_images(part_type: str) -> str:
+    """The API's answer to an image part sent to a model that takes no images."""
+    return f"Invalid content type. {part_type} is only supported by certain models."
 
 
 def is_reasoning(model: str) -> bool:

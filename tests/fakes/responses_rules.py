@@ -85,7 +85,7 @@ def check_input(body: dict[str, Any], verify: Callable[[str], bool]) -> Problem 
             note = (" Items are not persisted when `store` is set to false. Try again with `store` set to true, or "
                     "remove this item from your input.") if not stored else ""
             return 404, api_error(f"Item with id '{item['id']}' not found.{note}", param="input")
-        problem = check_item(i, kind, item, verify)
+        problem = check_item(i, kind, item, verify) or check_images(i, item, body.get("model") or "")
         if problem:
             return problem
         if kind == "function_call":
@@ -133,6 +133,14 @@ def check_item(i: int, kind: str | None, item: dict[str, Any], verify: Callable[
     elif kind is None:
         return 400, api_error(f"Missing required parameter: 'input[{i}].type'.", param=f"input[{i}].type",
                               code="missing_required_parameter")
+    return None
+
+
+def check_images(i: int, item: dict[str, Any], model: str) -> Problem | None:
+    parts = item.get("content")
+    for j, part in enumerate(parts if isinstance(parts, list) else []):
+        if part.get("type") == "input_image" and not openai_models.takes_images(model):
+            return 400, api_error(openai_models.no_images("input_image"), param=f"input[{i}].content[{j}].type")
     return None
 
 

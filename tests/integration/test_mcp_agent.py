@@ -1,6 +1,7 @@
-"""MCP through the whole agent, against the fake LLM servers on both wires: images reach the provider as image
-blocks, server instructions join the system prompt marked as theirs, a server that fails to start is said
-once, and a history grown past a smaller model's window is cut in the request instead of wedging."""
+"""MCP through the whole agent, against the fake LLM servers on both wires: an image is kept apart from the
+result's text (test_mcp_images.py follows it onto each wire), server instructions join the system prompt marked
+as theirs, a server that fails to start is said once, and a history grown past a smaller model's window is cut
+in the request instead of wedging."""
 
 from __future__ import annotations
 
@@ -43,21 +44,6 @@ def call(tool: str, **args) -> Reply:
 @pytest.fixture(params=["openai", "anthropic"])
 def wire(request: pytest.FixtureRequest):
     return request.param, request.getfixturevalue(f"{request.param}_server")
-
-
-def test_an_image_result_reaches_the_provider_as_an_image_block(wire, workspace: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    name, server = wire
-    agent, _ = agent_for(name, server, workspace, monkeypatch)
-    server.enqueue(call("image"), Reply(text="I see a red square."))
-    try:
-        outcome = agent.run_turn("show me the picture")
-    finally:
-        agent.mcp.close()
-    sent = json.dumps(server.requests[-1])
-    kind = '"type": "image_url"' if name == "openai" else '"type": "image"'
-    assert (outcome.error, kind in sent, "data:image/png;base64," in sent or '"media_type": "image/png"' in sent) == (
-        None, True, True)
 
 
 def test_the_image_is_not_sent_as_text(wire, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:

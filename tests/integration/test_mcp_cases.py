@@ -4,6 +4,7 @@ roots, elicitation, the minimal environment and the one output budget."""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import signal
@@ -119,7 +120,15 @@ def test_an_image_goes_to_the_provider_not_into_the_text(cases: McpManager) -> N
 
 
 def test_an_image_is_named_in_the_text(cases: McpManager) -> None:
-    assert "[image 1: image/png, 73 bytes, attached]" in cases.call("cases", "image", {})["content"]
+    assert "[image 1: image/png, 73 bytes]" in cases.call("cases", "image", {})["content"]
+
+
+def test_an_image_is_saved_in_the_session_folder_as_sent(cases: McpManager, tmp_path: Path) -> None:
+    ctx, _ = context(tmp_path)
+    ctx.outputs_dir = tmp_path / "outputs"
+    image = cases.call("cases", "image", {}, ctx)["images"][0]
+    assert (Path(image["path"]).parent, Path(image["path"]).read_bytes()) == (
+        tmp_path / "outputs", base64.b64decode(image["data"]))
 
 
 def test_an_image_over_the_cap_is_a_note(cases: McpManager) -> None:
@@ -185,6 +194,19 @@ def test_server_logs_go_to_its_log_file(cases: McpManager) -> None:
     cases.call("cases", "echo", {"text": "logged"})
     log = status(cases).log_path
     wait_for(lambda: "[info] cases: echo called with 'logged'" in log.read_text(), 10, "the log notification")
+
+
+def test_a_logged_error_is_a_notice_on_one_line_heard_at_once(cases: McpManager) -> None:
+    heard: list[bool] = []
+    cases.take_notices()
+    cases.on_notice = lambda: heard.append(True)
+    try:
+        cases.call("cases", "log_error", {})
+        wait_for(lambda: heard, 10, "the notice hook")
+    finally:
+        cases.on_notice = None
+    assert cases.take_notices() == [("warning", "MCP server 'cases' logged an error: the disk is on fire "
+                                                f"(see {status(cases).log_path})")]
 
 
 def test_the_workspace_is_offered_as_the_root(cases: McpManager) -> None:

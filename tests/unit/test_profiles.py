@@ -100,3 +100,18 @@ def test_dated_alias_finds_its_profile_and_retirement_is_noted() -> None:
     caps = resolve(ProviderSettings(type="anthropic", model="claude-sonnet-4-5-20250929"))
     assert caps.profile.known and caps.context_window == 200_000
     assert any("end of life on 2026-11-30" in n for n in caps.notes)
+
+
+def test_every_shipped_model_takes_images() -> None:
+    shipped = [(m, wire) for wire in ("anthropic", "openai") for m in known_models(wire)]
+    assert [m for m, wire in shipped if not lookup(m, wire).images] == []
+
+
+@pytest.mark.parametrize("api_type, expected", [("openai", False), ("openai-responses", False), ("anthropic", True)])
+def test_an_unknown_model_takes_images_only_on_the_anthropic_wire(api_type: str, expected: bool) -> None:
+    assert resolve(ProviderSettings(type=api_type, model="local-thing")).images is expected
+
+
+@pytest.mark.parametrize("model, entry, expected", [("local-vision", True, True), ("gpt-6.2-sol", False, False)])
+def test_the_entry_says_whether_its_model_takes_images(model: str, entry: bool, expected: bool) -> None:
+    assert resolve(ProviderSettings(type="openai", model=model, images=entry)).images is expected

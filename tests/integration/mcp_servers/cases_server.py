@@ -63,6 +63,7 @@ TOOLS = [
     tool("roots", "The client's roots."),
     tool("ask", "Ask the user for a name."),
     tool("pid", "The server's process id."),
+    tool("log_error", "Log an error, then answer."),
     tool("do.thing", "A name with a dot."),
     tool("do thing", "A name with a space."),
     tool("do_thing", "A plain name."),
@@ -137,6 +138,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         return types.CallToolResult(content=text(f"{answer.action}: {answer.content}"))
     if name == "pid":
         return types.CallToolResult(content=text(str(os.getpid())))
+    if name == "log_error":
+        await session.send_log_message("error", "the disk\nis on fire", logger="cases")
+        return types.CallToolResult(content=text("logged"))
     if name in ("do.thing", "do thing", "do_thing", "added"):
         return types.CallToolResult(content=text(f"called {name}"))
     raise MCPError(code=-32602, message=f"unknown tool {name}")
