@@ -20,6 +20,7 @@ from framework_core.errors import LacaError
 if TYPE_CHECKING:
     from framework_core.config.models import UiSettings
     from framework_core.core.agent import Agent
+    from framework_core.core.events import Notice
     from framework_core.core.events import TurnOutcome
     from framework_core.core.session import MessageManager
     from framework_core.dcm import LoadedDocument
@@ -257,6 +258,22 @@ class Facade:
     def mcp_status(self) -> list["ServerStatus"] | None:
         """The MCP servers' state, or None when none is configured."""
         return self.agent.mcp.status() if self.agent.mcp is not None else None
+
+    def on_mcp_notice(self, poke: Callable[[], None]) -> None:
+        """Call `poke` (from any thread) when an MCP server has something to say: failed, restarted, new tools."""
+        if self.agent.mcp is not None:
+            self.agent.mcp.on_notice = poke
+
+    def has_mcp_notices(self) -> bool:
+        return self.agent.mcp is not None and self.agent.mcp.has_notices()
+
+    def take_mcp_notices(self) -> list["Notice"]:
+        """What MCP servers said since last asked, each said once (here or with the next request)."""
+        from framework_core.core.events import Notice
+
+        if self.agent.mcp is None:
+            return []
+        return [Notice(level, text) for level, text in self.agent.mcp.take_notices()]  # type: ignore[arg-type]
 
     def documents(self) -> list["LoadedDocument"]:
         return list(self.agent.dcm.documents())

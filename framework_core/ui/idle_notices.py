@@ -13,35 +13,30 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Callable
 
-from framework_core.events import Notice
+from framework_core.core.events import Notice
 
 if TYPE_CHECKING:
-    from framework_core.core import Agent
-    from framework_core.tools.mcp import McpManager
+    from framework_core.core.facade import Facade
 
 
 class IdleNotices:
-    """Ties one prompt application to the MCP client of whichever agent is current (it is built later)."""
+    """Ties one prompt application to the MCP client of the session's façade (it is built later)."""
 
-    def __init__(self, app: Any, agent: Callable[[], "Agent | None"], show: Callable[[Notice], None]) -> None:
+    def __init__(self, app: Any, facade: Callable[[], "Facade | None"], show: Callable[[Notice], None]) -> None:
         self.app = app
-        self._agent = agent  # must not block: the agent may still be starting
+        self._facade = facade  # must not block: the session may still be starting
         self._show = show
-        self._mcp: McpManager | None = None
+        self._watched: Facade | None = None
         self._task: asyncio.Task[None] | None = None
         app.before_render += self._before_render
 
-    def _watch(self) -> "McpManager | None":
-        """The current agent's MCP client, with our hook set on it (moved when the agent changes)."""
-        agent = self._agent()
-        mcp = getattr(agent, "mcp", None) if agent is not None else None
-        if mcp is not self._mcp:
-            if self._mcp is not None and self._mcp.on_notice == self._poke:
-                self._mcp.on_notice = None
-            self._mcp = mcp
-            if mcp is not None:
-                mcp.on_notice = self._poke
-        return mcp
+    def _watch(self) -> "Facade | None":
+        """The façade once it exists, with our hook set on its MCP client (once)."""
+        facade = self._facade()
+        if facade is not None and facade is not self._watched:
+            self._watched = facade
+            facade.on_mcp_notice(self._poke)
+        return facade
 
     def _poke(self) -> None:
         """Any thread: ask for a redraw (nothing happens while no prompt runs)."""
@@ -49,20 +44,21 @@ class IdleNotices:
 
     def _before_render(self, app: Any) -> None:
         """On the prompt's loop, before each redraw: say what is queued, once."""
-        mcp = self._watch()
-        if mcp is None or app.is_done or (self._task is not None and not self._task.done()):
+        facade = self._watch()
+        if facade is None or app.is_done or (self._task is not None and not self._task.done()):
             return
-        if mcp.has_notices():
-            self._task = app.create_background_task(self._say(mcp))
+        if facade.has_mcp_notices():
+            self._task = app.create_background_task(self._say(facade))
 
-    async def _say(self, mcp: "McpManager") -> None:
+    async def _say(self, facade: "Facade") -> None:
         from prompt_toolkit.application import in_terminal
 
         async with in_terminal():
-            for level, text in mcp.take_notices():  # taken only once the terminal is ours: a cancel loses none
-                self._show(Notice(level, text))  # type: ignore[arg-type]
+            for notice in facade.take_mcp_notices():  # taken only once the terminal is ours: a cancel loses none
+                self._show(notice)
 
 
-def watch_idle_notices(app: Any, agent: Callable[[], "Agent | None"], show: Callable[[Notice], None]) -> IdleNotices:
+def watch_idle_notices(app: Any, facade: Callable[[], "Facade | None"],
+                       show: Callable[[Notice], None]) -> IdleNotices:
     """Say MCP notices above `app`'s prompt while it waits for input."""
-    return IdleNotices(app, agent, show)
+    return IdleNotices(app, facade, show)

@@ -196,7 +196,7 @@ class Repl:
             quick_escape(self._session.app)
             from framework_core.ui.idle_notices import watch_idle_notices
 
-            watch_idle_notices(self._session.app, lambda: self._agent, self.renderer)  # MCP news while idle
+            watch_idle_notices(self._session.app, lambda: self._facade, self.renderer)  # MCP news while idle
         return self._session
 
     def _toolbar(self) -> Any:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.approval import ScriptedApprover
-from framework_core.config_load import Overrides, load_config
-from framework_core.session import open_session
-from framework_core.wiring import build_agent
+from framework_core.core.approval import ScriptedApprover
+from framework_core.config.load import Overrides, load_config
+from framework_core.core.session import open_session
+from framework_core.app.wiring import build_agent
 from tests.fakes.script import Reply, ToolCallSpec
 from tests.integration.mcp_servers import CASES
 
