@@ -269,6 +269,7 @@ class TEPSEngine:
             prep.early = self._result(req, "blocked_by_policy", message=f"Tool '{spec.name}' is disabled by configuration (permission: never).")
             return prep
         try:
+            spec.check_arguments(req.parameters)  # against the schema the model sees: nothing is asked or run
             prep.preview = spec.make_preview(req.parameters, self.context)
         except ToolArgumentError as exc:
             prep.early = self._result(req, "error", error_message=f"Invalid arguments: {exc}")

@@ -92,12 +92,20 @@ class DeclaredToolModel(BaseModel):
 
 
 # ---- parameter validation ----------------------------------------------------------------------------
+# The schema carries types, required and unknown parameters, enums, bounds and lengths; TEPS checks every
+# call against it (tools/arguments.py). `argv_value` keeps what a schema cannot say: workspace paths, hosts,
+# NUL bytes, option-like strings.
 
 def json_schema(params: list[ParamModel]) -> dict[str, Any]:
     props: dict[str, Any] = {}
     for p in params:
         kind = {"integer": "integer", "number": "number", "boolean": "boolean"}.get(p.type, "string")
         prop: dict[str, Any] = {"type": kind, "description": p.description or p.type}
+        if kind == "string":
+            prop["maxLength"] = p.max_length
+        if kind in ("integer", "number"):
+            bounds = (("minimum", p.minimum), ("maximum", p.maximum))
+            prop.update({k: int(v) if v == int(v) else v for k, v in bounds if v is not None})
         if p.type == "enum":
             prop["enum"] = list(p.values)
         if p.type == "filepath":
@@ -109,26 +117,14 @@ def json_schema(params: list[ParamModel]) -> dict[str, Any]:
             "additionalProperties": False}
 
 
-def validate_value(p: ParamModel, value: Any, workspace: Path) -> str:
-    """Return the value as one argv string, or raise ToolArgumentError."""
+def argv_value(p: ParamModel, value: Any, workspace: Path) -> str:
+    """A value that fits the schema as one argv string, or a ToolArgumentError for what the schema cannot say."""
     if p.type == "boolean":
-        if not isinstance(value, bool):
-            raise ToolArgumentError(f"'{p.name}' must be true or false")
         return "true" if value else "false"
     if p.type in ("integer", "number"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (p.type == "integer" and not isinstance(value, int)):
-            raise ToolArgumentError(f"'{p.name}' must be an {p.type}")
-        if (p.minimum is not None and value < p.minimum) or (p.maximum is not None and value > p.maximum):
-            raise ToolArgumentError(f"'{p.name}' must be between {p.minimum} and {p.maximum}")
-        return str(value)
-    if not isinstance(value, str):
-        raise ToolArgumentError(f"'{p.name}' must be a string")
-    if len(value) > p.max_length:
-        raise ToolArgumentError(f"'{p.name}' is {len(value)} characters; at most {p.max_length} are allowed")
+        return str(int(value) if p.type == "integer" else value)  # JSON's 3.0 is the integer 3
     if "\0" in value:
         raise ToolArgumentError(f"'{p.name}' contains a NUL byte")
-    if p.type == "enum" and value not in p.values:
-        raise ToolArgumentError(f"'{p.name}' must be one of: {', '.join(p.values)}")
     if p.type == "filepath":
         if value.startswith(("/", "~")):
             raise ToolArgumentError(f"'{p.name}' must be a path relative to the workspace, not {value!r}")
@@ -151,18 +147,8 @@ def validate_value(p: ParamModel, value: Any, workspace: Path) -> str:
 
 
 def validated_args(tool: DeclaredToolModel, args: dict[str, Any], workspace: Path) -> dict[str, str]:
-    known = {p.name: p for p in tool.config.params}
-    unknown = sorted(set(args) - set(known))
-    if unknown:
-        raise ToolArgumentError(f"unknown parameter(s) for {tool.name}: {', '.join(unknown)}")
-    out: dict[str, str] = {}
-    for p in tool.config.params:
-        if p.name not in args or args[p.name] is None:
-            if p.required:
-                raise ToolArgumentError(f"missing required parameter '{p.name}'")
-            continue
-        out[p.name] = validate_value(p, args[p.name], workspace)
-    return out
+    """The arguments (already checked against the tool's schema) as argv strings."""
+    return {p.name: argv_value(p, args[p.name], workspace) for p in tool.config.params if p.name in args}
 
 
 def build_argv(tool: DeclaredToolModel, values: dict[str, str]) -> list[str]:

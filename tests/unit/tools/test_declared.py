@@ -70,13 +70,14 @@ def test_typed_params_and_flags(workspace: Path) -> None:
 @pytest.mark.parametrize(("args", "problem"), [
     ({"query": "q", "path": "../../etc/passwd"}, "outside the workspace"),
     ({"query": "q", "path": "/etc/passwd"}, "relative"),
-    ({"query": "x" * 51}, "at most 50"),
-    ({"query": 42}, "must be a string"),
-    ({"query": "q", "mode": "turbo"}, "one of"),
-    ({"query": "q", "n": 10}, "between"),
-    ({"query": "q", "n": "3"}, "integer"),
-    ({"query": "q", "extra": 1}, "unknown parameter"),
-    ({}, "missing required"),
+    ({"query": "x" * 51}, "`query` must be at most 50 characters long, got 51"),
+    ({"query": 42}, "`query` must be a string, got 42"),
+    ({"query": "q", "mode": "turbo"}, "`mode` must be one of 'fast', 'slow', got 'turbo'"),
+    ({"query": "q", "n": 10}, "`n` must be at most 9, got 10"),
+    ({"query": "q", "n": "3"}, "`n` must be an integer, got '3'"),
+    ({"query": "q", "extra": 1}, "unknown argument `extra`; the arguments are: query, path, mode, n"),
+    ({}, "`query` is required (a string)"),
+    ({"query": "a\0b"}, "contains a NUL byte"),
     ({"query": "--upload-pack=evil"}, "may not start with '-'"),
 ])
 def test_bad_arguments_become_error_results_and_nothing_runs(workspace: Path, args: dict, problem: str) -> None:
