@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from framework_core.errors import ConfigError, ToolArgumentError, ToolError
+from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.tools.base import ActionPreview, ToolContext, ToolSpec
 from framework_core.tools.files import resolve_in_workspace
 
@@ -253,29 +253,28 @@ def to_spec(tool: DeclaredToolModel, source: Path) -> ToolSpec:
 
 
 def load_tools_file(path: Path) -> list[ToolSpec]:
-    """Parse and validate a tools.yaml; any problem is a ConfigError naming file, tool, field and problem."""
+    """Parse and validate a tools.yaml; any problem is a ConfigError naming file, line, key and problem."""
+    from framework_core.load_errors import at_key, pydantic_error, type_name
     from framework_core.yaml_load import load_yaml
 
     doc = load_yaml(path, what="tools file")
     raw = doc.data
+    top: tuple[str, ...] = ("tools",) if isinstance(raw, dict) else ()
     entries = raw.get("tools") if isinstance(raw, dict) else raw
     if entries is None:
         return []
     if not isinstance(entries, list):
-        raise ConfigError("expected a list of tools (or a mapping with 'tools:')", path=str(path))
+        raise at_key(f"expected a list of tools (or a mapping with 'tools:'), not {type_name(entries)}", doc, top)
     specs, seen = [], set()
-    for i, entry in enumerate(entries, start=1):
+    for i, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, dict) else None
+        context = f"tool '{name or '#' + str(i + 1)}': "
         try:
             model = DeclaredToolModel.model_validate(entry)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "entry"
-            at = (("tools",) if isinstance(raw, dict) else ()) + (i - 1, *err["loc"])
-            raise ConfigError(f"tool '{name or '#' + str(i)}', field '{field}': {err['msg']}", path=str(path),
-                              line=doc.line_of(at)) from None
+            raise pydantic_error(exc, doc, at=(*top, i), context=context, model=DeclaredToolModel) from None
         if model.name in seen:
-            raise ConfigError(f"tool '{model.name}' is declared twice", path=str(path))
+            raise at_key("declared twice; keep one", doc, (*top, i, "name"), context=context)
         seen.add(model.name)
         specs.append(to_spec(model, path))
     return specs

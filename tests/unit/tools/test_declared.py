@@ -105,19 +105,33 @@ def test_requires_approval_defaults_to_true(workspace: Path) -> None:
     assert specs[0].permission == "ask" and specs[0].source.startswith("declared:")
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("- name: t\n  description: d\n  type: cli\n  config: {}\n", "config.command"),
-    ("- name: t\n  description: d\n  type: shell\n  config: {command: [x]}\n", "'type'"),
-    ("- name: readFile\n  description: d\n  type: cli\n  config: {command: [x]}\n", "built-in"),
-    ("- name: t\n  description: d\n  type: cli\n  config: {command: [x, '{nope}']}\n", "{nope}"),
-    ("- name: t\n  description: d\n  type: cli\n  config:\n    command: [x]\n    params: [{name: u, type: url}]\n", "allowed_hosts"),
-    ("- name: t\n  type: cli\n  config: {command: [x]}\n", "'description'"),
-    ("- name: t\n  description: d\n  type: cli\n  config: {command: [x], params: [{name: p, type: strng}]}\n", "tool 't'"),
+@pytest.mark.parametrize(("text", "where", "problem"), [
+    ("- name: t\n  description: d\n  type: cli\n  config: {}\n", "line 1 (key '[0]')",
+     "tool 't': a cli tool needs config.command (a list: program and arguments)"),
+    ("- name: t\n  description: d\n  type: shell\n  config: {command: [x]}\n", "line 3 (key '[0].type')",
+     "tool 't': Input should be 'cli' or 'api' (got 'shell')"),
+    ("- name: readFile\n  description: d\n  type: cli\n  config: {command: [x]}\n", "line 1 (key '[0]')",
+     "tool 'readFile': 'readFile' is a built-in tool name"),
+    ("- name: t\n  description: d\n  type: cli\n  config: {command: [x, '{nope}']}\n", "line 1 (key '[0]')",
+     "tool 't': config.command uses {nope} but no such parameter is declared"),
+    ("- name: t\n  description: d\n  type: cli\n  config:\n    command: [x]\n    params: [{name: u, type: url}]\n",
+     "line 6 (key '[0].config.params[0]')", "tool 't': a url parameter needs 'allowed_hosts'"),
+    ("- name: t\n  type: cli\n  config: {command: [x]}\n", "line 1 (key '[0].description')",
+     "tool 't': 'description' is required here and missing"),
+    ("tools:\n  - name: t\n    description: d\n    type: cli\n    config: {command: [x], comand: [y]}\n",
+     "line 5 (key 'tools[0].config.comand')",
+     "tool 't': unknown key 'comand'; expected one of: command, base_url, method, api_key_env, api_key_header, "
+     "api_key_prefix, timeout_s, params (check the spelling and the indentation)"),
+    ("tools:\n  - {name: t, description: d, type: cli, config: {command: [x]}}\n"
+     "  - {name: t, description: e, type: cli, config: {command: [y]}}\n", "line 3 (key 'tools[1].name')",
+     "tool 't': declared twice; keep one"),
+    ("tools: 5\n", "line 1 (key 'tools')", "expected a list of tools (or a mapping with 'tools:'), not a number"),
 ])
-def test_invalid_file_names_tool_field_and_problem(workspace: Path, text: str, needle: str) -> None:
+def test_invalid_file_names_file_line_key_and_problem(workspace: Path, text: str, where: str, problem: str) -> None:
+    path = tools_file(workspace, text)
     with pytest.raises(ConfigError) as err:
-        load_tools_file(tools_file(workspace, text))
-    assert needle in str(err.value) and "tools.yaml" in str(err.value)
+        load_tools_file(path)
+    assert str(err.value) == f"{path}, {where}: {problem}"
 
 
 def test_api_tool_credential_never_reaches_model(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
