@@ -102,7 +102,7 @@ class TEPSEngine:
         files = [Path(p) for p in [self.settings.allowlist_file, *self.settings.rule_files] if p]
         if not files:
             return PolicyState()
-        from framework_core.policy.rules import load_rule_files
+        from framework_core.rule_files import load_rule_files
 
         return PolicyState(rules=load_rule_files(files))
 

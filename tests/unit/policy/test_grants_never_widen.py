@@ -10,7 +10,7 @@ import pytest
 from framework_core.errors import LacaError
 from framework_core.policy.decide import CallFacts, PolicyState, decide
 from framework_core.policy.kinds import GrantOption
-from framework_core.policy.rules import load_rule_file
+from framework_core.rule_files import load_rule_file
 
 
 def bash(cmd: str) -> CallFacts:
