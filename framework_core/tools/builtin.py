@@ -102,8 +102,8 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     from framework_core.tools.result_budget import RangeError, bound_file
 
     path, inside, saved = _read_path(args, ctx)
-    offset: int = args.get("offset") or 1
-    limit: int | None = args.get("limit")
+    offset = int(args.get("offset") or 1)  # JSON Schema counts 3.0 as an integer
+    limit = int(args["limit"]) if args.get("limit") is not None else None
     encoding = _read_encoding(args)
     if not path.exists():
         gone = " (saved outputs are kept only while their session runs)" if saved else ""
