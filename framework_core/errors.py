@@ -89,7 +89,8 @@ class ToolError(LacaError):
 
 
 class ToolArgumentError(ToolError):
-    """The model's arguments failed validation; the tool did not run."""
+    """The model's arguments do not fit the tool's schema (tools/arguments.py) or a check no schema can say
+    (a path outside the workspace); the tool did not run."""
 
 
 class TurnInterrupted(LacaError):

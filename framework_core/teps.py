@@ -103,7 +103,7 @@ class TEPSEngine:
         files = [Path(p) for p in [self.settings.allowlist_file, *self.settings.rule_files] if p]
         if not files:
             return PolicyState()
-        from framework_core.policy.rules import load_rule_files
+        from framework_core.config.rule_files import load_rule_files
 
         return PolicyState(rules=load_rule_files(files))
 
@@ -270,6 +270,7 @@ class TEPSEngine:
             prep.early = self._result(req, "blocked_by_policy", message=f"Tool '{spec.name}' is disabled by configuration (permission: never).")
             return prep
         try:
+            spec.check_arguments(req.parameters)  # against the schema the model sees: nothing is asked or run
             prep.preview = spec.make_preview(req.parameters, self.context)
         except ToolArgumentError as exc:
             prep.early = self._result(req, "error", error_message=f"Invalid arguments: {exc}")

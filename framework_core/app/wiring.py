@@ -45,7 +45,7 @@ def tool_file_paths(loaded: LoadedConfig) -> list[Path]:
 
 def build_policy_state(loaded: LoadedConfig):  # -> PolicyState
     from framework_core.policy.decide import PolicyState
-    from framework_core.policy.rules import load_rule_files
+    from framework_core.config.rule_files import load_rule_files
 
     missing = [str(p) for p in rule_file_paths(loaded) if not p.is_file()]
     if missing:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from framework_core.errors import ConfigError
 from framework_core.config.shipped import CONFIG_NAME, CONTEXT_NAME, shipped_dir
-from framework_core.config.yaml_load import YamlDoc, line_of, load_yaml_mapping, type_name
+from framework_core.config.load_errors import at_key, explain, key_path, pydantic_error
+from framework_core.config.yaml_load import YamlDoc, line_of, load_yaml_mapping
 
 __all__ = ["LoadedConfig", "Overrides", "load_config", "line_of", "read_yaml_file", "resolve_api_key"]
 
@@ -126,25 +127,12 @@ def _source_of(sources: dict[tuple[str, ...], str], loc: tuple[Any, ...]) -> str
     return None
 
 
-def _explain(err: dict[str, Any]) -> str:
-    """Pydantic's message, made to name the real problem and the value that caused it."""
-    loc = err.get("loc", ())
-    if err.get("type") == "extra_forbidden":
-        return f"unknown key '{loc[-1] if loc else '?'}': not a LACA setting here (check the spelling and the indentation)"
-    msg = str(err.get("msg", "invalid value"))
-    if "input" in err and err.get("type") not in ("missing",):
-        value = err["input"]
-        shown = repr(value) if isinstance(value, (str, int, float, bool)) or value is None else type_name(value)
-        msg += f" (got {shown[:80]})"
-    return msg
-
-
 def blame(exc: Any, docs: dict[str, YamlDoc], sources: dict[tuple[str, ...], str]) -> ConfigError:
     """A ConfigError for a pydantic ValidationError, blaming the layer that set the bad value."""
+    from framework_core.config.models import FrameworkConfig
+
     err = exc.errors()[0]
     loc = tuple(err["loc"])
-    key = ".".join(str(p) for p in loc)
-    msg = _explain(err)
     label = _source_of(sources, loc)
     doc = docs.get(label or "")
     if doc is None and label is None:  # a missing key: blame the last file that has its parent
@@ -153,7 +141,8 @@ def blame(exc: Any, docs: dict[str, YamlDoc], sources: dict[tuple[str, ...], str
                 doc = candidate
                 break
     if doc is not None:
-        return ConfigError(msg, path=str(doc.path), line=doc.line_of(loc), key=key)
+        return pydantic_error(exc, doc, model=FrameworkConfig)
+    msg, key = explain(err, FrameworkConfig), key_path(loc)
     if label in ("env", "flag"):
         return ConfigError(f"{msg} (set by {'an environment variable' if label == 'env' else 'a command-line flag'})",
                            key=key)
@@ -228,7 +217,7 @@ def _unknown_provider(cfg: "FrameworkConfig", docs: dict[str, YamlDoc],
     label = sources.get(("llm_provider",))
     doc = docs.get(label or "")
     if doc is not None:
-        return ConfigError(msg, path=str(doc.path), line=doc.line_of(("llm_provider",)), key="llm_provider")
+        return at_key(msg, doc, ("llm_provider",))
     where = {"env": " (from $LACA_PROVIDER)", "flag": " (from --provider)"}.get(label or "", "")
     return ConfigError(msg + where, key="llm_provider")
 

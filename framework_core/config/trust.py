@@ -122,7 +122,7 @@ def _tool_additions(path: Path) -> list[Addition]:
 
 
 def _rule_additions(path: Path) -> list[Addition]:
-    from framework_core.policy.rules import load_rule_file
+    from framework_core.config.rule_files import load_rule_file
 
     try:
         rules = load_rule_file(path).rules

@@ -5,19 +5,23 @@ A start-up file may come with a cloned repository, so it is read defensively: on
 size limit, UTF-8 or a clear error naming the file; YAML anchors and aliases may not expand past a node
 limit (an "alias bomb" otherwise exhausts memory in whatever walks the data later), and a key given twice
 in one mapping is an error (YAML would silently keep the last one). Every error is a ConfigError naming
-the file, the line and the key.
+the file, the line and the key; `load_errors.py` words them, for what is read here and for what the
+loaders find in the data afterwards.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from framework_core.errors import ConfigError
+from framework_core.config.load_errors import json_syntax, type_name, yaml_syntax  # noqa: F401 - type_name re-exported
 
 MAX_BYTES = 1_000_000  # a hand-written config, rule or tools file is a few KB
 MAX_NODES = 100_000  # values after expanding every alias
@@ -26,14 +30,22 @@ MAX_DEPTH = 64
 
 @dataclass
 class YamlDoc:
-    """A parsed file: `data` as Python values, `node` (the composed YAML) for line numbers."""
+    """A parsed file: `data` as Python values; for line numbers `node` (the composed YAML) or, for a JSON
+    file, `lines` (the line of each key path, from the decoder)."""
 
     path: Path
     data: Any
     node: Any = None
+    lines: dict[tuple[str | int, ...], int] | None = None
 
     def line_of(self, keys: tuple[str | int, ...]) -> int | None:
-        return line_of(self.node, keys)
+        """The line of the value at `keys`, or of the deepest part of it that is there."""
+        if self.lines is None:
+            return line_of(self.node, keys)
+        for n in range(len(keys), 0, -1):
+            if tuple(keys[:n]) in self.lines:
+                return self.lines[tuple(keys[:n])]
+        return None
 
 
 def read_text(path: Path, *, what: str = "config file", max_bytes: int = MAX_BYTES) -> str:
@@ -80,14 +92,14 @@ def parse_yaml(text: str, path: Path, *, max_nodes: int = MAX_NODES) -> YamlDoc:
         try:
             node = loader.get_single_node()
         except yaml.YAMLError as exc:
-            raise _yaml_error(path, exc) from None
+            raise yaml_syntax(path, exc) from None
         if node is None:
             return YamlDoc(path, None, None)
         check_graph(node, path, max_nodes=max_nodes)
         try:
             data = loader.construct_document(node)
         except yaml.YAMLError as exc:
-            raise _yaml_error(path, exc) from None
+            raise yaml_syntax(path, exc) from None
         except RecursionError:
             raise ConfigError("the YAML is nested too deeply", path=str(path)) from None
     finally:
@@ -112,31 +124,72 @@ def load_yaml_mapping(path: Path, *, what: str = "config file", max_bytes: int =
 
 
 def load_json(path: Path, *, what: str = "JSON file", max_bytes: int = MAX_BYTES) -> Any:
-    """A JSON file, duplicate keys rejected, errors naming file and line."""
+    """A JSON file's data, duplicate keys rejected, errors naming file and line."""
+    return load_json_doc(path, what=what, max_bytes=max_bytes).data
+
+
+def load_json_doc(path: Path, *, what: str = "JSON file", max_bytes: int = MAX_BYTES) -> YamlDoc:
+    """A JSON file with the line of each key path, duplicate keys rejected, errors naming file and line."""
     text = read_text(path, what=what, max_bytes=max_bytes)
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                raise ConfigError(f"duplicate key '{key}' in one object; keep only one", path=str(path), key=key)
-            out[key] = value
-        return out
-
     try:
-        return json.loads(text, object_pairs_hook=pairs)
+        data = json.loads(text)
+        lines = _JsonLines(text, path).read()
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"invalid JSON: {exc.msg}. Fix the syntax on that line.", path=str(path),
-                          line=exc.lineno) from None
+        raise json_syntax(path, exc.msg, exc.lineno) from None
     except RecursionError:
         raise ConfigError("the JSON is nested too deeply", path=str(path)) from None
+    return YamlDoc(path, data, lines=lines)
 
 
-def _yaml_error(path: Path, exc: Exception) -> ConfigError:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    line = mark.line + 1 if mark is not None else None
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return ConfigError(f"invalid YAML: {problem}. Fix the syntax on that line.", path=str(path), line=line)
+class _JsonLines:
+    """Walks a JSON text the decoder has accepted, noting the line of every key and list item (and refusing
+    a key given twice in one object, which `json.loads` would silently resolve to the last)."""
+
+    _SPACE = re.compile(r"[ \t\n\r]*")
+
+    def __init__(self, text: str, path: Path) -> None:
+        self.text, self.path = text, path
+        self.breaks = [m.start() for m in re.finditer("\n", text)]
+        self.lines: dict[tuple[str | int, ...], int] = {}
+        self.decoder = json.JSONDecoder()
+
+    def read(self) -> dict[tuple[str | int, ...], int]:
+        self._value(0, ())
+        return self.lines
+
+    def _line(self, at: int) -> int:
+        return bisect.bisect_left(self.breaks, at) + 1
+
+    def _skip(self, at: int) -> int:
+        return self._SPACE.match(self.text, at).end()  # type: ignore[union-attr]
+
+    def _value(self, at: int, keys: tuple[str | int, ...]) -> int:
+        at = self._skip(at)
+        opener = self.text[at]
+        if opener not in "{[":
+            return self.decoder.raw_decode(self.text, at)[1]
+        at = self._skip(at + 1)
+        if self.text[at] in "}]":
+            return at + 1
+        index = 0
+        while True:
+            at = self._skip(at)
+            if opener == "{":
+                key, after = json.decoder.scanstring(self.text, at + 1)
+                if keys + (key,) in self.lines:
+                    raise ConfigError(f"duplicate key '{key}' in one object (first given on line "
+                                      f"{self.lines[keys + (key,)]}); keep only one", path=str(self.path),
+                                      line=self._line(at), key=key)
+                item: str | int = key
+                self.lines[keys + (key,)] = self._line(at)
+                at = self._skip(after) + 1  # past the ':'
+            else:
+                item, index = index, index + 1
+                self.lines[keys + (item,)] = self._line(at)
+            at = self._skip(self._value(at, keys + (item,)))
+            if self.text[at] != ",":
+                return at + 1
+            at += 1
 
 
 def _children(node: Any) -> list[Any]:
@@ -222,7 +275,3 @@ def line_of(node: Any, keys: tuple[str | int, ...], *, exact: bool = False) -> i
     return line
 
 
-def type_name(value: Any) -> str:
-    names = {dict: "a mapping", list: "a list", str: "a string", int: "a number", float: "a number",
-             bool: "true/false", type(None): "nothing (null)"}
-    return names.get(type(value), type(value).__name__)

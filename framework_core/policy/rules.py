@@ -16,12 +16,10 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from framework_core.errors import ConfigError
 from framework_core.policy.grants import is_simple_command
 
 SPLIT = re.compile(r"\|\||&&|[;&|()\n`]|\$\(")
@@ -109,57 +107,61 @@ class RuleSet:
         return deny, allow
 
 
+class RuleFileError(ValueError):
+    """Rule data that is wrong at `keys` (a key path into the parsed file) or, in a plain-text allowlist, at
+    `line`; `pydantic` keeps pydantic's own error and `wrong_type` the value of a wrong type, for the loader
+    to word. The policy reads no files: the loader (framework_core/config/rule_files.py) parses them, passes the
+    data here and names the file."""
+
+    def __init__(self, message: str, *, keys: tuple[str | int, ...] = (), line: int | None = None,
+                 pydantic: dict | None = None, wrong_type: Any = None) -> None:
+        super().__init__(message)
+        self.keys, self.line, self.pydantic, self.wrong_type = keys, line, pydantic, wrong_type
+
+
 def _from_model(m: RuleModel, source: str, index: int) -> Rule:
     prefix = tuple(m.prefix) if m.prefix else None
     return Rule(m.name or f"#{index}", m.action, source, m.command, prefix, m.tool)
 
 
-def _check_examples(rule: Rule, m: RuleModel, path: Path) -> None:
-    for ex in m.examples_match:
+def _check_examples(rule: Rule, m: RuleModel, at: tuple[str | int, ...]) -> None:
+    for j, ex in enumerate(m.examples_match):
         if not (rule.matches_tool(ex) if rule.tool else rule.matches_command(ex)):
-            raise ConfigError(f"rule '{rule.name}': example '{ex}' should match but does not", path=str(path))
-    for ex in m.examples_no_match:
+            raise RuleFileError(f"rule '{rule.name}': example '{ex}' should match but does not",
+                                keys=(*at, "examples_match", j))
+    for j, ex in enumerate(m.examples_no_match):
         if rule.matches_tool(ex) if rule.tool else rule.matches_command(ex):
-            raise ConfigError(f"rule '{rule.name}': example '{ex}' should not match but does", path=str(path))
+            raise RuleFileError(f"rule '{rule.name}': example '{ex}' should not match but does",
+                                keys=(*at, "examples_no_match", j))
 
 
-def load_rule_file(path: Path) -> RuleSet:
-    from framework_core.config.yaml_load import YamlDoc, parse_yaml, read_text, type_name
-
-    text = read_text(path, what="rule file")
-    doc = YamlDoc(path, None)
-    try:
-        doc = parse_yaml(text, path)
-    except ConfigError:
-        if path.suffix in (".yaml", ".yml"):
-            raise  # a plain-text allowlist need not be YAML; a .yaml file must
-    data = doc.data
+def rules_from_data(data: Any, source: str) -> RuleSet:
+    """The rules of a parsed YAML rule file (`{rules: [...]}`), each checked against its examples."""
     if not isinstance(data, dict):
-        if path.suffix in (".yaml", ".yml") and data is not None:
-            raise ConfigError("a rule file must be a mapping with a 'rules:' list", path=str(path))
-        return _plain_lines(text, path)
-    if set(data) - {"rules"}:
-        raise ConfigError(f"unknown key(s) {sorted(set(data) - {'rules'})}; only 'rules:' is allowed", path=str(path))
-    if not isinstance(data.get("rules") or [], list):
-        raise ConfigError(f"'rules' must be a list of rules, not {type_name(data['rules'])}", path=str(path),
-                          line=doc.line_of(("rules",)), key="rules")
+        raise RuleFileError("a rule file must be a mapping with a 'rules:' list", wrong_type=data)
+    for key in data:
+        if key != "rules":
+            raise RuleFileError(f"unknown key '{key}'; only 'rules:' is allowed", keys=(key,))
+    entries = data.get("rules") or []
+    if not isinstance(entries, list):
+        raise RuleFileError("'rules' must be a list of rules", keys=("rules",), wrong_type=entries)
     rules: list[Rule] = []
-    for i, raw in enumerate(data.get("rules") or [], start=1):
+    for i, raw in enumerate(entries):
+        name = raw.get("name") if isinstance(raw, dict) else None
         try:
             model = RuleModel.model_validate(raw)
         except ValidationError as exc:
             err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "rule"
-            name = raw.get("name") if isinstance(raw, dict) else None
-            raise ConfigError(f"rule {name or '#' + str(i)}: {where}: {err['msg']}", path=str(path),
-                              line=doc.line_of(("rules", i - 1, *err["loc"]))) from None
-        rule = _from_model(model, str(path), i)
-        _check_examples(rule, model, path)
+            raise RuleFileError(f"rule '{name}': " if name else f"rule #{i + 1}: ", keys=("rules", i, *err["loc"]),
+                                pydantic=dict(err)) from None
+        rule = _from_model(model, source, i + 1)
+        _check_examples(rule, model, ("rules", i))
         rules.append(rule)
     return RuleSet(rules)
 
 
-def _plain_lines(text: str, path: Path) -> RuleSet:
+def rules_from_lines(text: str, source: str) -> RuleSet:
+    """The plain-text allowlist: one allowed command prefix per line, `#` comments."""
     rules = []
     for n, line in enumerate(text.splitlines(), start=1):
         line = line.split("#", 1)[0].strip()
@@ -168,13 +170,6 @@ def _plain_lines(text: str, path: Path) -> RuleSet:
         try:
             toks = tuple(shlex.split(line))
         except ValueError as exc:
-            raise ConfigError(f"cannot read this allowlist line: {exc}", path=str(path), line=n) from None
-        rules.append(Rule(f"line {n}", "allow", str(path), prefix=toks))
+            raise RuleFileError(f"cannot read this allowlist line: {exc}", line=n) from None
+        rules.append(Rule(f"line {n}", "allow", source, prefix=toks))
     return RuleSet(rules)
-
-
-def load_rule_files(paths: list[Path]) -> RuleSet:
-    merged = RuleSet()
-    for path in paths:
-        merged.rules += load_rule_file(path).rules
-    return merged

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from dataclasses import dataclass, field
@@ -12,6 +13,8 @@ from framework_core.lial_core import ICERC_DESCRIPTION, ICERC_FIELD, ToolSchema
 from framework_core.policy.kinds import Permission, ToolKind
 
 if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
     from framework_core.config.models import TepsSettings
     from framework_core.sandbox.sandbox import Sandbox
     from framework_core.sandbox.changeset import ChangeSet
@@ -116,6 +119,22 @@ class ToolSpec:
         required = [r for r in params.get("required") or [] if r != ICERC_FIELD] + [ICERC_FIELD]
         params.update({"type": "object", "properties": props, "required": required})
         return ToolSchema(self.name, self.description, params)
+
+    @functools.cached_property
+    def validator(self) -> "Validator":
+        """The schema the model sees, compiled once. The ICERC brief is not required here: a call without one
+        still runs, its approval panel saying the brief is missing. Raises SchemaProblem for a broken schema."""
+        from framework_core.tools.arguments import compile_schema
+
+        schema = dict(self.llm_schema().parameters)
+        schema["required"] = [r for r in schema["required"] if r != ICERC_FIELD]
+        return compile_schema(schema)
+
+    def check_arguments(self, args: dict[str, Any]) -> None:
+        """Raise ToolArgumentError naming each argument that does not fit the schema the model sees."""
+        from framework_core.tools.arguments import check
+
+        check(self.validator, args)
 
     def make_preview(self, args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
         if self.preview is not None:

@@ -15,19 +15,11 @@ from framework_core.wording import plural
 NEW_FILE_PREVIEW_LINES = 60
 
 
-def _str_arg(args: dict[str, Any], name: str, required: bool = True) -> str | None:
-    value = args.get(name)
-    if value is None:
-        if required:
-            raise ToolArgumentError(f"missing required argument '{name}'")
-        return None
-    if not isinstance(value, str):
-        raise ToolArgumentError(f"argument '{name}' must be a string, got {type(value).__name__}")
-    return value
-
+# Types, required and unknown arguments, enums and bounds are checked against the schemas below before a
+# handler or previewer is called (tools/arguments.py); what is left here is what a schema cannot say.
 
 def _path_arg(args: dict[str, Any], ctx: ToolContext) -> tuple[Path, bool]:
-    raw = _str_arg(args, "path") or ""
+    raw: str = args.get("path") or ""
     if not raw.strip():
         raise ToolArgumentError("argument 'path' is empty")
     return resolve_in_workspace(raw, ctx.workspace)
@@ -36,7 +28,7 @@ def _path_arg(args: dict[str, Any], ctx: ToolContext) -> tuple[Path, bool]:
 # ---- executeBashCommand ---------------------------------------------------------------------------
 
 def _bash_cwd(args: dict[str, Any], ctx: ToolContext) -> Path:
-    wd = _str_arg(args, "working_directory", required=False)
+    wd = args.get("working_directory")
     if not wd:
         return ctx.workspace
     path, inside = resolve_in_workspace(wd, ctx.workspace)
@@ -48,7 +40,7 @@ def _bash_cwd(args: dict[str, Any], ctx: ToolContext) -> Path:
 
 
 def bash_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
-    command = _str_arg(args, "command") or ""
+    command: str = args.get("command") or ""
     if not command.strip():
         raise ToolArgumentError("argument 'command' is empty")
     from framework_core.tools.interactive import needs_terminal
@@ -64,7 +56,7 @@ def bash_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
 def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     from framework_core.tools.execute import run_in_sandbox
 
-    command = _str_arg(args, "command") or ""
+    command: str = args.get("command") or ""
     ran = run_in_sandbox(command, ctx, cwd=_bash_cwd(args, ctx))
     out = ran.outcome
     data = ran.result_data()
@@ -99,21 +91,8 @@ def _read_path(args: dict[str, Any], ctx: ToolContext) -> tuple[Path, bool, bool
     return path, inside, not inside and ctx.saved_output(path)
 
 
-def _line_arg(args: dict[str, Any], name: str, minimum: int) -> int | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ToolArgumentError(f"argument '{name}' must be a whole number of at least {minimum}, got {value!r}")
-    return value
-
-
 def read_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
     path, inside, saved = _read_path(args, ctx)
-    _line_arg(args, "offset", 1)
-    _line_arg(args, "limit", 1)
     notes = [] if inside or saved else [f"reads OUTSIDE the workspace ({ctx.workspace})"]
     what = "saved output" if saved else "file"
     return ActionPreview(f"Read {what} {path}", "", None, notes, str(path), inside, saved_output=saved)
@@ -123,8 +102,8 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     from framework_core.tools.result_budget import RangeError, bound_file
 
     path, inside, saved = _read_path(args, ctx)
-    offset = _line_arg(args, "offset", 1) or 1
-    limit = _line_arg(args, "limit", 1)
+    offset = int(args.get("offset") or 1)  # JSON Schema counts 3.0 as an integer
+    limit = int(args["limit"]) if args.get("limit") is not None else None
     encoding = _read_encoding(args)
     if not path.exists():
         gone = " (saved outputs are kept only while their session runs)" if saved else ""
@@ -153,7 +132,7 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 def _read_encoding(args: dict[str, Any]) -> str:
     import codecs
 
-    encoding = _str_arg(args, "encoding", required=False) or "utf-8"
+    encoding: str = args.get("encoding") or "utf-8"
     try:
         codecs.lookup(encoding)
     except LookupError:
@@ -166,18 +145,10 @@ def _read_encoding(args: dict[str, Any]) -> str:
 
 # ---- writeFile ---------------------------------------------------------------------------------------
 
-def _write_mode(args: dict[str, Any]) -> str:
-    mode = _str_arg(args, "mode", required=False) or "w"
-    if mode not in ("w", "a"):
-        raise ToolArgumentError("argument 'mode' must be 'w' (overwrite) or 'a' (append)")
-    return mode
-
-
 def write_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
     path, inside = _path_arg(args, ctx)
-    content = _str_arg(args, "content")
-    assert content is not None
-    mode = _write_mode(args)
+    content: str = args["content"]
+    mode: str = args.get("mode") or "w"
     notes = [] if inside else [f"writes OUTSIDE the workspace ({ctx.workspace})"]
     if path.is_file():
         old = path.read_text(encoding="utf-8", errors="replace")
@@ -195,9 +166,9 @@ def write_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
 
 def write_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     path, _ = _path_arg(args, ctx)
-    content = _str_arg(args, "content") or ""
-    encoding = _str_arg(args, "encoding", required=False) or "utf-8"
-    mode = _write_mode(args)
+    content: str = args.get("content") or ""
+    encoding: str = args.get("encoding") or "utf-8"
+    mode: str = args.get("mode") or "w"
     if path.is_dir():
         raise ToolError(f"{path} is a directory")
     try:
@@ -235,16 +206,16 @@ def builtin_tools() -> list[ToolSpec]:
                  {"type": "object", "properties": {
                      "command": {"type": "string", "description": "The bash command line."},
                      "working_directory": {"type": "string", "description": "A directory inside the workspace."}},
-                  "required": ["command"]},
+                  "required": ["command"], "additionalProperties": False},
                  bash_handler, kind="bash", preview=bash_preview, runs_process=True),
         ToolSpec("readFile", "Read a text file, or the part of a cut output that a result names. A long file is "
                  "cut to its head and tail; read any part with offset and limit.",
                  {"type": "object", "properties": {
                      "path": {"type": "string", "description": "File path, relative to the workspace."},
-                     "offset": {"type": "integer", "description": "First line to read (from 1)."},
-                     "limit": {"type": "integer", "description": "Number of lines to read."},
+                     "offset": {"type": "integer", "minimum": 1, "description": "First line to read (from 1)."},
+                     "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
                      "encoding": {"type": "string", "description": "Text encoding, default utf-8."}},
-                  "required": ["path"]},
+                  "required": ["path"], "additionalProperties": False},
                  read_handler, kind="read", preview=read_preview),
         ToolSpec("writeFile", "Write (mode 'w', default) or append to (mode 'a') a text file in the workspace. The "
                  "user sees a diff and approves; the write can be undone.",
@@ -253,6 +224,6 @@ def builtin_tools() -> list[ToolSpec]:
                      "content": {"type": "string", "description": "The full new content (or the text to append)."},
                      "encoding": {"type": "string", "description": "Text encoding, default utf-8."},
                      "mode": {"type": "string", "enum": ["w", "a"], "description": "'w' overwrite, 'a' append."}},
-                  "required": ["path", "content"]},
+                  "required": ["path", "content"], "additionalProperties": False},
                  write_handler, kind="write", preview=write_preview),
     ]

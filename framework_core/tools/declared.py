@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from framework_core.errors import ConfigError, ToolArgumentError, ToolError
+from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.tools.base import ActionPreview, ToolContext, ToolSpec
 from framework_core.tools.files import resolve_in_workspace
 
@@ -92,12 +92,20 @@ class DeclaredToolModel(BaseModel):
 
 
 # ---- parameter validation ----------------------------------------------------------------------------
+# The schema carries types, required and unknown parameters, enums, bounds and lengths; TEPS checks every
+# call against it (tools/arguments.py). `argv_value` keeps what a schema cannot say: workspace paths, hosts,
+# NUL bytes, option-like strings.
 
 def json_schema(params: list[ParamModel]) -> dict[str, Any]:
     props: dict[str, Any] = {}
     for p in params:
         kind = {"integer": "integer", "number": "number", "boolean": "boolean"}.get(p.type, "string")
         prop: dict[str, Any] = {"type": kind, "description": p.description or p.type}
+        if kind == "string":
+            prop["maxLength"] = p.max_length
+        if kind in ("integer", "number"):
+            bounds = (("minimum", p.minimum), ("maximum", p.maximum))
+            prop.update({k: int(v) if v == int(v) else v for k, v in bounds if v is not None})
         if p.type == "enum":
             prop["enum"] = list(p.values)
         if p.type == "filepath":
@@ -109,26 +117,14 @@ def json_schema(params: list[ParamModel]) -> dict[str, Any]:
             "additionalProperties": False}
 
 
-def validate_value(p: ParamModel, value: Any, workspace: Path) -> str:
-    """Return the value as one argv string, or raise ToolArgumentError."""
+def argv_value(p: ParamModel, value: Any, workspace: Path) -> str:
+    """A value that fits the schema as one argv string, or a ToolArgumentError for what the schema cannot say."""
     if p.type == "boolean":
-        if not isinstance(value, bool):
-            raise ToolArgumentError(f"'{p.name}' must be true or false")
         return "true" if value else "false"
     if p.type in ("integer", "number"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (p.type == "integer" and not isinstance(value, int)):
-            raise ToolArgumentError(f"'{p.name}' must be an {p.type}")
-        if (p.minimum is not None and value < p.minimum) or (p.maximum is not None and value > p.maximum):
-            raise ToolArgumentError(f"'{p.name}' must be between {p.minimum} and {p.maximum}")
-        return str(value)
-    if not isinstance(value, str):
-        raise ToolArgumentError(f"'{p.name}' must be a string")
-    if len(value) > p.max_length:
-        raise ToolArgumentError(f"'{p.name}' is {len(value)} characters; at most {p.max_length} are allowed")
+        return str(int(value) if p.type == "integer" else value)  # JSON's 3.0 is the integer 3
     if "\0" in value:
         raise ToolArgumentError(f"'{p.name}' contains a NUL byte")
-    if p.type == "enum" and value not in p.values:
-        raise ToolArgumentError(f"'{p.name}' must be one of: {', '.join(p.values)}")
     if p.type == "filepath":
         if value.startswith(("/", "~")):
             raise ToolArgumentError(f"'{p.name}' must be a path relative to the workspace, not {value!r}")
@@ -151,18 +147,8 @@ def validate_value(p: ParamModel, value: Any, workspace: Path) -> str:
 
 
 def validated_args(tool: DeclaredToolModel, args: dict[str, Any], workspace: Path) -> dict[str, str]:
-    known = {p.name: p for p in tool.config.params}
-    unknown = sorted(set(args) - set(known))
-    if unknown:
-        raise ToolArgumentError(f"unknown parameter(s) for {tool.name}: {', '.join(unknown)}")
-    out: dict[str, str] = {}
-    for p in tool.config.params:
-        if p.name not in args or args[p.name] is None:
-            if p.required:
-                raise ToolArgumentError(f"missing required parameter '{p.name}'")
-            continue
-        out[p.name] = validate_value(p, args[p.name], workspace)
-    return out
+    """The arguments (already checked against the tool's schema) as argv strings."""
+    return {p.name: argv_value(p, args[p.name], workspace) for p in tool.config.params if p.name in args}
 
 
 def build_argv(tool: DeclaredToolModel, values: dict[str, str]) -> list[str]:
@@ -267,29 +253,28 @@ def to_spec(tool: DeclaredToolModel, source: Path) -> ToolSpec:
 
 
 def load_tools_file(path: Path) -> list[ToolSpec]:
-    """Parse and validate a tools.yaml; any problem is a ConfigError naming file, tool, field and problem."""
+    """Parse and validate a tools.yaml; any problem is a ConfigError naming file, line, key and problem."""
+    from framework_core.config.load_errors import at_key, pydantic_error, type_name
     from framework_core.config.yaml_load import load_yaml
 
     doc = load_yaml(path, what="tools file")
     raw = doc.data
+    top: tuple[str, ...] = ("tools",) if isinstance(raw, dict) else ()
     entries = raw.get("tools") if isinstance(raw, dict) else raw
     if entries is None:
         return []
     if not isinstance(entries, list):
-        raise ConfigError("expected a list of tools (or a mapping with 'tools:')", path=str(path))
+        raise at_key(f"expected a list of tools (or a mapping with 'tools:'), not {type_name(entries)}", doc, top)
     specs, seen = [], set()
-    for i, entry in enumerate(entries, start=1):
+    for i, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, dict) else None
+        context = f"tool '{name or '#' + str(i + 1)}': "
         try:
             model = DeclaredToolModel.model_validate(entry)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "entry"
-            at = (("tools",) if isinstance(raw, dict) else ()) + (i - 1, *err["loc"])
-            raise ConfigError(f"tool '{name or '#' + str(i)}', field '{field}': {err['msg']}", path=str(path),
-                              line=doc.line_of(at)) from None
+            raise pydantic_error(exc, doc, at=(*top, i), context=context, model=DeclaredToolModel) from None
         if model.name in seen:
-            raise ConfigError(f"tool '{model.name}' is declared twice", path=str(path))
+            raise at_key("declared twice; keep one", doc, (*top, i, "name"), context=context)
         seen.add(model.name)
         specs.append(to_spec(model, path))
     return specs

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from framework_core.config.models import McpServerSettings
 from framework_core.errors import ToolError
+from framework_core.tools.arguments import SchemaProblem
 from framework_core.tools.base import ToolContext, ToolRegistry, ToolSpec
 from framework_core.tools.mcp_calls import CallRunner
 from framework_core.tools.mcp_config import config_notes, load_mcp_json, resolve_launch  # noqa: F401 - re-exported
@@ -190,6 +191,11 @@ class McpManager:
                             parameters=dict(tool.input_schema or {"type": "object", "properties": {}}),
                             handler=self._handler(server.name, tool.name), source=f"mcp:{server.name}",
                             kind="generic", permission=perm, server=server.name, remote_name=tool.name)
+            try:
+                spec.validator  # noqa: B018 - compiled here, once: every call is checked against it
+            except SchemaProblem as exc:
+                server.notes.append(f"tool '{tool.name}' left out: its inputSchema is not a valid JSON schema ({exc})")
+                continue
             self.registry.register(spec, replace=True)
             server.tools.append(tool.name)
 

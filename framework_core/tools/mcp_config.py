@@ -76,31 +76,30 @@ def stdio_parameters(launch: Launch, wrapper: Sequence[str] = ()) -> Any:
 
 
 def load_mcp_json(workspace: Path) -> dict[str, McpServerSettings]:
-    """Read a workspace `.mcp.json`. Unknown keys are noted on the server's settings (see `config_notes`)."""
+    """Read a workspace `.mcp.json`. Unknown keys are noted on the server's settings (see `config_notes`);
+    errors name the file, the line and the key."""
     from pydantic import ValidationError
 
-    path = workspace / MCP_JSON
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ConfigError(f"invalid JSON: {exc}", path=str(path)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read it: {exc.strerror or exc}", path=str(path)) from None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    from framework_core.config.load_errors import at_key, pydantic_error, type_name
+    from framework_core.config.yaml_load import load_json_doc
+
+    doc = load_json_doc(workspace / MCP_JSON, what=MCP_JSON)
+    servers = doc.data.get("mcpServers") if isinstance(doc.data, dict) else None
+    if not isinstance(doc.data, dict):
+        raise at_key(f"the top level must be an object with a 'mcpServers' object, not {type_name(doc.data)}", doc, ())
     if not isinstance(servers, dict):
-        raise ConfigError("expected an object with a 'mcpServers' mapping", path=str(path))
+        got = "it is missing" if servers is None else f"not {type_name(servers)}"
+        raise at_key(f"'mcpServers' must be an object of servers by name; {got}", doc, ("mcpServers",))
     out: dict[str, McpServerSettings] = {}
     for name, raw in servers.items():
+        at = ("mcpServers", name)
         if not isinstance(raw, dict):
-            raise ConfigError(f"server '{name}' must be an object", path=str(path))
+            raise at_key(f"server '{name}' must be an object, not {type_name(raw)}", doc, at)
         fields = {k: _stringify(k, v) for k, v in raw.items() if k in _KNOWN}
         try:
             settings = McpServerSettings(**fields)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(map(str, err["loc"]))
-            raise ConfigError(f"server '{name}': {where + ': ' if where else ''}{err['msg'].removeprefix('Value error, ')}",
-                              path=str(path)) from None
+            raise pydantic_error(exc, doc, at=at, context=f"server '{name}': ", model=McpServerSettings) from None
         settings._notes = [_unknown_note(name, key) for key in raw if key not in _KNOWN]
         out[name] = settings
     return out

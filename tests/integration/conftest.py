@@ -9,6 +9,7 @@ import pytest
 from framework_core.core.approval import ScriptedApprover
 from framework_core.config.load import Overrides, load_config
 from framework_core.core.agent import Agent
+from framework_core.core.facade import Facade
 from framework_core.core.session import open_session
 from framework_core.app.wiring import build_agent
 from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -34,6 +35,7 @@ class Rig:
     events: list
     server: FakeOpenAIServer | FakeAnthropicServer
     workspace: Path
+    facade: Facade
 
 
 @pytest.fixture(params=["openai", "anthropic"])
@@ -55,4 +57,4 @@ def make_rig(wire: str, request: pytest.FixtureRequest, workspace: Path, monkeyp
     approver = ScriptedApprover()
     session = open_session(workspace.parent / "data")
     parts = build_agent(loaded, events=events.append, approver=approver, session=session, start_mcp=False)
-    return Rig(parts.agent, approver, events, server, workspace)
+    return Rig(parts.agent, approver, events, server, workspace, parts.facade)

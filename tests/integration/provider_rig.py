@@ -28,4 +28,4 @@ def provider_rig(server: FakeServerBase, workspace: Path, monkeypatch: pytest.Mo
     session = open_session(workspace.parent / "data")
     parts = build_agent(load_config(workspace, Overrides()), events=events.append, approver=approver,
                         session=session, start_mcp=False)
-    return Rig(parts.agent, approver, events, server, workspace)
+    return Rig(parts.agent, approver, events, server, workspace, parts.facade)

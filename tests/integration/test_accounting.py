@@ -57,7 +57,7 @@ def test_the_status_line_total_counts_cached_input_and_cost(claude) -> None:
     assert usage.cache_read_tokens > 0 and text.startswith(f"{all_tokens(usage):,} tok · $")
     from framework_core.ui.statusline import status_fragments
 
-    assert f" · {text}" in "".join(part for _, part in status_fragments(claude.agent))
+    assert f" · {text}" in "".join(part for _, part in status_fragments(claude.facade.status()))
 
 
 def test_a_resumed_session_shows_the_same_turns(claude) -> None:

@@ -14,8 +14,11 @@ from typing import Iterator
 
 import pytest
 
+from framework_core.core.approval import ScriptedApprover
 from framework_core.config.models import McpServerSettings, TepsSettings
 from framework_core.errors import ToolError
+from framework_core.lial_core import ToolRequest
+from framework_core.teps import TEPSEngine
 from framework_core.tools.base import ToolContext, ToolRegistry
 from framework_core.tools.mcp import McpManager
 from framework_core.tools.result_budget import saver
@@ -60,6 +63,12 @@ def test_a_broken_schema_does_not_take_the_server_down(cases: McpManager) -> Non
     assert status(cases).state == "ready"
 
 
+def test_a_tool_whose_schema_is_not_json_schema_is_left_out_with_a_reason(cases: McpManager) -> None:
+    assert [n for n in status(cases).notes if "'odd_schema'" in n] == [
+        "tool 'odd_schema' left out: its inputSchema is not a valid JSON schema "
+        "('nope' is not valid under any of the given schemas (at properties.x.type))"]
+
+
 def test_a_task_only_tool_is_hidden(cases: McpManager) -> None:
     assert cases.registry.get("mcp__cases__task_only") is None
 
@@ -88,6 +97,34 @@ def test_instructions_are_offered_marked_as_the_servers(cases: McpManager) -> No
 def test_client_info_names_laca(cases: McpManager) -> None:
     conn = [s for s in cases._servers.values()][0].conn
     assert conn.session._client_info.name == "laca"
+
+
+# ---- arguments, checked against the tool's schema through TEPS ---------------------------------------
+@pytest.mark.parametrize(("tool", "args", "message"), [
+    ("count", {}, "Invalid arguments: `n` is required (an integer)"),
+    ("count", {"n": "ten"}, "Invalid arguments: `n` must be an integer, got 'ten'"),
+    ("count", {"n": -1}, "Invalid arguments: `n` must be at least 0, got -1"),
+    ("count", {"n": 1, "m": 2}, "Invalid arguments: unknown argument `m`; the arguments are: n"),
+    ("echo", {"text": 5}, "Invalid arguments: `text` must be a string, got 5"),
+])
+def test_arguments_that_do_not_fit_the_schema_are_an_error_result_and_nothing_is_asked(
+        cases: McpManager, tmp_path: Path, tool: str, args: dict, message: str) -> None:
+    approver = ScriptedApprover(["y"])
+    teps = TEPSEngine({}, registry=cases.registry, workspace=tmp_path, approver=approver)
+    res = teps.execute_tool(ToolRequest("r", f"mcp__cases__{tool}", args, "Intent: test"))
+    assert (res.status, res.data.get("error_message"), approver.seen) == ("error", message, [])
+
+
+@pytest.mark.parametrize(("tool", "args", "content"), [
+    ("count", {"n": 3}, "count is 3"),
+    ("echo", {"text": "hi", "extra": True}, "hi"),  # its schema does not forbid other arguments
+])
+def test_arguments_that_fit_the_schema_reach_the_server(cases: McpManager, tmp_path: Path, tool: str, args: dict,
+                                                        content: str) -> None:
+    approver = ScriptedApprover(["y"])
+    teps = TEPSEngine({}, registry=cases.registry, workspace=tmp_path, approver=approver)
+    res = teps.execute_tool(ToolRequest("r", f"mcp__cases__{tool}", args, "Intent: test"))
+    assert (res.status, res.data.get("content"), len(approver.seen)) == ("success", content, 1)
 
 
 # ---- results -----------------------------------------------------------------------------------------

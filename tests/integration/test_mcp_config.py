@@ -97,15 +97,25 @@ def test_oauth_gets_its_own_note(tmp_path: Path) -> None:
     assert "OAuth sign-in is not supported yet" in config_notes(s)[0]
 
 
-def test_a_server_without_command_or_url_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="server 't': a stdio server needs a command"):
-        load_mcp_json(write(tmp_path, {"t": {"args": ["x"]}}))
-
-
-def test_broken_json_is_a_config_error(tmp_path: Path) -> None:
-    (tmp_path / ".mcp.json").write_text("{broken")
-    with pytest.raises(ConfigError, match="invalid JSON"):
+@pytest.mark.parametrize(("text", "where", "problem"), [
+    ('{\n "mcpServers": {\n  "t": {\n   "args": ["x"]\n  }\n }\n}', "line 3 (key 'mcpServers.t')",
+     "server 't': a stdio server needs a command (or give a url with type http or sse)"),
+    ('{\n "mcpServers": {\n  "t": {"command": "x",\n   "call_timeout_s": "soon"}}}',
+     "line 4 (key 'mcpServers.t.call_timeout_s')",
+     "server 't': Input should be a valid number, unable to parse string as a number (got 'soon')"),
+    ('{"mcpServers": {\n  "t": {"command": "x",\n   "tools": {"a": "sometimes"}}}}', "line 3 (key 'mcpServers.t.tools.a')",
+     "server 't': Input should be 'always', 'ask' or 'never' (got 'sometimes')"),
+    ('{"mcpServers": {\n  "t": 5}}', "line 2 (key 'mcpServers.t')", "server 't' must be an object, not a number"),
+    ('{"mcpServers": {},\n "mcpServers": []}', "line 2 (key 'mcpServers')",
+     "duplicate key 'mcpServers' in one object (first given on line 1); keep only one"),
+    ('{"servers": {}}', "", "(key 'mcpServers'): 'mcpServers' must be an object of servers by name; it is missing"),
+    ("{\n  broken", "line 2", "invalid JSON: Expecting property name enclosed in double quotes. Fix the syntax on that line."),
+])
+def test_a_broken_file_names_file_line_key_and_problem(tmp_path: Path, text: str, where: str, problem: str) -> None:
+    (tmp_path / ".mcp.json").write_text(text)
+    with pytest.raises(ConfigError) as err:
         load_mcp_json(tmp_path)
+    assert str(err.value) == f"{tmp_path / '.mcp.json'}" + (f", {where}: " if where else " ") + problem
 
 
 def test_streamable_http_aliases_mean_http() -> None:

@@ -213,7 +213,7 @@ def test_the_status_line_shows_the_sandbox_in_force_at_80_columns(rig) -> None:
     from framework_core.sandbox.sandbox import Sandbox
     from framework_core.ui.statusline import status_fragments
 
-    line = "".join(part for _, part in status_fragments(rig.agent, width=80))
+    line = "".join(part for _, part in status_fragments(rig.facade.status(), width=80))
     assert ("⛶ sandboxed" in line) == rig.agent.teps.sandbox.active
     rig.agent.teps.sandbox = Sandbox("workspace-write", rig.workspace, bwrap=str(rig.workspace / "no-bwrap"))
-    assert "NO SANDBOX" in "".join(part for _, part in status_fragments(rig.agent, width=60))
+    assert "NO SANDBOX" in "".join(part for _, part in status_fragments(rig.facade.status(), width=60))

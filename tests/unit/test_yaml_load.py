@@ -118,9 +118,18 @@ def test_type_error_names_the_type_and_the_key(workspace: Path) -> None:
 
 
 def test_non_string_paths_are_not_turned_into_strings(workspace: Path) -> None:
-    write(workspace / "framework_config.yaml", "teps_settings:\n  rule_files: [1]\n")
-    with pytest.raises(ConfigError, match="rule_files.0"):
+    path = write(workspace / "framework_config.yaml", "teps_settings:\n  rule_files: [1]\n")
+    with pytest.raises(ConfigError) as err:
         load_config(workspace, env={})
+    assert str(err.value) == f"{path}, line 2 (key 'teps_settings.rule_files[0]'): Input should be a valid string (got 1)"
+
+
+def test_an_unknown_key_names_the_keys_allowed_there(workspace: Path) -> None:
+    path = write(workspace / "framework_config.yaml", "mcp_servers:\n  s:\n    command: x\n    permision: ask\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(workspace, env={})
+    assert str(err.value).startswith(f"{path}, line 4 (key 'mcp_servers.s.permision'): unknown key 'permision'; "
+                                     "expected one of: ") and ", permission, " in str(err.value)
 
 
 def test_unknown_key_says_so(workspace: Path) -> None:
@@ -155,7 +164,7 @@ def test_alias_bomb_under_a_memory_limit(tmp_path_factory: pytest.TempPathFactor
     bomb = write(tmp_path_factory.mktemp("b") / f"{kind}.yaml", alias_bomb() + where)
     call = {"config": "from framework_core.config.load import read_yaml_file as f; f(p)",
             "tools": "from framework_core.tools.declared import load_tools_file as f; f(p)",
-            "rules": "from framework_core.policy.rules import load_rule_file as f; f(p)"}[kind]
+            "rules": "from framework_core.config.rule_files import load_rule_file as f; f(p)"}[kind]
     code = textwrap.dedent(f"""
         import resource, sys
         from pathlib import Path
@@ -174,7 +183,7 @@ def test_alias_bomb_under_a_memory_limit(tmp_path_factory: pytest.TempPathFactor
 
 
 def test_rule_file_shape_errors_name_line_and_key(tmp_path: Path) -> None:
-    from framework_core.policy.rules import load_rule_file
+    from framework_core.config.rule_files import load_rule_file
 
     path = write(tmp_path / "rules.yaml", "rules: 5\n")
     with pytest.raises(ConfigError) as err:
@@ -195,3 +204,27 @@ def test_tools_file_errors_name_the_line(tmp_path: Path) -> None:
     assert f"{path}, line " in str(err.value), str(err.value)
     with pytest.raises(ConfigError, match="not UTF-8"):
         load_tools_file(write(tmp_path / "bad.yaml", b"tools: [\xff]\n"))
+
+
+@pytest.mark.parametrize(("name", "text", "where", "problem"), [
+    ("a.yaml", "rules: 5\n", "line 1 (key 'rules')", "'rules' must be a list of rules, not a number"),
+    ("b.yaml", "rules:\n  - {name: z, action: maybe, prefix: [ls]}\n", "line 2 (key 'rules[0].action')",
+     "rule 'z': Input should be 'allow' or 'deny' (got 'maybe')"),
+    ("c.yaml", "rules:\n  - name: x\n    action: allow\n", "line 2 (key 'rules[0]')",
+     "rule 'x': give exactly one of command, prefix or tool"),
+    ("d.yaml", "rules:\n  - action: allow\n    prefix: [ls]\n    examples_match:\n      - ls -l\n      - pwd\n",
+     "line 6 (key 'rules[0].examples_match[1]')", "rule '#1': example 'pwd' should match but does not"),
+    ("e.yaml", "rulez: []\n", "line 1 (key 'rulez')", "unknown key 'rulez'; only 'rules:' is allowed"),
+    ("h.yaml", "rules:\n  - name: w\n    action: deny\n    prefx: [rm]\n", "line 4 (key 'rules[0].prefx')",
+     "rule 'w': unknown key 'prefx'; expected one of: name, action, command, prefix, tool, examples_match, "
+     "examples_no_match (check the spelling and the indentation)"),
+    ("g.txt", "make test\nnpm 'run\n", "line 2", "cannot read this allowlist line: No closing quotation"),
+])
+def test_a_broken_rule_file_names_file_line_key_and_problem(tmp_path: Path, name: str, text: str, where: str,
+                                                             problem: str) -> None:
+    from framework_core.config.rule_files import load_rule_file
+
+    path = write(tmp_path / name, text)
+    with pytest.raises(ConfigError) as err:
+        load_rule_file(path)
+    assert str(err.value) == f"{path}, {where}: {problem}"

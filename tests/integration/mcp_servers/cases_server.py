@@ -1,8 +1,9 @@
 """An MCP server with every case the client must handle, built on the SDK's low-level `Server`.
 
-Tools come in pages of PAGE; `add_tool` adds one and sends `tools/list_changed`; a task-only tool and a tool
-with a broken schema are listed too. Results cover text, errors (isError and JSON-RPC), progress, images,
-audio, resource links, embedded resources, structured content, server logs, roots and elicitation.
+Tools come in pages of PAGE; `add_tool` adds one and sends `tools/list_changed`; a task-only tool, a tool
+with a broken schema, one whose schema is not JSON Schema and one with a strict schema (`count`) are listed
+too. Results cover text, errors (isError and JSON-RPC), progress, images, audio, resource links, embedded
+resources, structured content, server logs, roots and elicitation.
 `pid` gives the process id, so a test can kill exactly this server.
 
 Speaks stdio by default; `--http PORT` serves Streamable HTTP at http://127.0.0.1:PORT/mcp, and with
@@ -68,6 +69,11 @@ TOOLS = [
     tool("do thing", "A name with a space."),
     tool("do_thing", "A plain name."),
     tool("task_only", "Runs only as a task.", execution=types.ToolExecution(task_support="required")),
+    types.Tool(name="count", description="Say the count (a strict schema).",
+               input_schema={"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}},
+                             "required": ["n"], "additionalProperties": False}),
+    types.Tool(name="odd_schema", description="A schema that is an object but not JSON Schema.",
+               input_schema={"type": "object", "properties": {"x": {"type": "nope"}}}),
 ]
 added: list[types.Tool] = []
 
@@ -136,6 +142,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
         answer = await session.elicit_form("What is your name?", schema)
         return types.CallToolResult(content=text(f"{answer.action}: {answer.content}"))
+    if name == "count":
+        return types.CallToolResult(content=text(f"count is {args['n']}"))
     if name == "pid":
         return types.CallToolResult(content=text(str(os.getpid())))
     if name == "log_error":

@@ -10,7 +10,7 @@ import pytest
 from framework_core.policy.kinds import PolicyError
 from framework_core.policy.decide import CallFacts, PolicyState, decide
 from framework_core.policy.kinds import GrantOption
-from framework_core.policy.rules import load_rule_file
+from framework_core.config.rule_files import load_rule_file
 
 
 def bash(cmd: str) -> CallFacts:

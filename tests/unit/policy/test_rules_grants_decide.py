@@ -13,7 +13,7 @@ from framework_core.policy.check_cli import run_policy_check
 from framework_core.policy.decide import CallFacts, PolicyState, decide
 from framework_core.policy.grants import SessionGrants, grant_options_for
 from framework_core.policy.levels import Level
-from framework_core.policy.rules import load_rule_file
+from framework_core.config.rule_files import load_rule_file
 
 
 def bash(cmd: str) -> CallFacts:

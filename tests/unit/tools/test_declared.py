@@ -70,13 +70,14 @@ def test_typed_params_and_flags(workspace: Path) -> None:
 @pytest.mark.parametrize(("args", "problem"), [
     ({"query": "q", "path": "../../etc/passwd"}, "outside the workspace"),
     ({"query": "q", "path": "/etc/passwd"}, "relative"),
-    ({"query": "x" * 51}, "at most 50"),
-    ({"query": 42}, "must be a string"),
-    ({"query": "q", "mode": "turbo"}, "one of"),
-    ({"query": "q", "n": 10}, "between"),
-    ({"query": "q", "n": "3"}, "integer"),
-    ({"query": "q", "extra": 1}, "unknown parameter"),
-    ({}, "missing required"),
+    ({"query": "x" * 51}, "`query` must be at most 50 characters long, got 51"),
+    ({"query": 42}, "`query` must be a string, got 42"),
+    ({"query": "q", "mode": "turbo"}, "`mode` must be one of 'fast', 'slow', got 'turbo'"),
+    ({"query": "q", "n": 10}, "`n` must be at most 9, got 10"),
+    ({"query": "q", "n": "3"}, "`n` must be an integer, got '3'"),
+    ({"query": "q", "extra": 1}, "unknown argument `extra`; the arguments are: query, path, mode, n"),
+    ({}, "`query` is required (a string)"),
+    ({"query": "a\0b"}, "contains a NUL byte"),
     ({"query": "--upload-pack=evil"}, "may not start with '-'"),
 ])
 def test_bad_arguments_become_error_results_and_nothing_runs(workspace: Path, args: dict, problem: str) -> None:
@@ -104,19 +105,33 @@ def test_requires_approval_defaults_to_true(workspace: Path) -> None:
     assert specs[0].permission == "ask" and specs[0].source.startswith("declared:")
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("- name: t\n  description: d\n  type: cli\n  config: {}\n", "config.command"),
-    ("- name: t\n  description: d\n  type: shell\n  config: {command: [x]}\n", "'type'"),
-    ("- name: readFile\n  description: d\n  type: cli\n  config: {command: [x]}\n", "built-in"),
-    ("- name: t\n  description: d\n  type: cli\n  config: {command: [x, '{nope}']}\n", "{nope}"),
-    ("- name: t\n  description: d\n  type: cli\n  config:\n    command: [x]\n    params: [{name: u, type: url}]\n", "allowed_hosts"),
-    ("- name: t\n  type: cli\n  config: {command: [x]}\n", "'description'"),
-    ("- name: t\n  description: d\n  type: cli\n  config: {command: [x], params: [{name: p, type: strng}]}\n", "tool 't'"),
+@pytest.mark.parametrize(("text", "where", "problem"), [
+    ("- name: t\n  description: d\n  type: cli\n  config: {}\n", "line 1 (key '[0]')",
+     "tool 't': a cli tool needs config.command (a list: program and arguments)"),
+    ("- name: t\n  description: d\n  type: shell\n  config: {command: [x]}\n", "line 3 (key '[0].type')",
+     "tool 't': Input should be 'cli' or 'api' (got 'shell')"),
+    ("- name: readFile\n  description: d\n  type: cli\n  config: {command: [x]}\n", "line 1 (key '[0]')",
+     "tool 'readFile': 'readFile' is a built-in tool name"),
+    ("- name: t\n  description: d\n  type: cli\n  config: {command: [x, '{nope}']}\n", "line 1 (key '[0]')",
+     "tool 't': config.command uses {nope} but no such parameter is declared"),
+    ("- name: t\n  description: d\n  type: cli\n  config:\n    command: [x]\n    params: [{name: u, type: url}]\n",
+     "line 6 (key '[0].config.params[0]')", "tool 't': a url parameter needs 'allowed_hosts'"),
+    ("- name: t\n  type: cli\n  config: {command: [x]}\n", "line 1 (key '[0].description')",
+     "tool 't': 'description' is required here and missing"),
+    ("tools:\n  - name: t\n    description: d\n    type: cli\n    config: {command: [x], comand: [y]}\n",
+     "line 5 (key 'tools[0].config.comand')",
+     "tool 't': unknown key 'comand'; expected one of: command, base_url, method, api_key_env, api_key_header, "
+     "api_key_prefix, timeout_s, params (check the spelling and the indentation)"),
+    ("tools:\n  - {name: t, description: d, type: cli, config: {command: [x]}}\n"
+     "  - {name: t, description: e, type: cli, config: {command: [y]}}\n", "line 3 (key 'tools[1].name')",
+     "tool 't': declared twice; keep one"),
+    ("tools: 5\n", "line 1 (key 'tools')", "expected a list of tools (or a mapping with 'tools:'), not a number"),
 ])
-def test_invalid_file_names_tool_field_and_problem(workspace: Path, text: str, needle: str) -> None:
+def test_invalid_file_names_file_line_key_and_problem(workspace: Path, text: str, where: str, problem: str) -> None:
+    path = tools_file(workspace, text)
     with pytest.raises(ConfigError) as err:
-        load_tools_file(tools_file(workspace, text))
-    assert needle in str(err.value) and "tools.yaml" in str(err.value)
+        load_tools_file(path)
+    assert str(err.value) == f"{path}, {where}: {problem}"
 
 
 def test_api_tool_credential_never_reaches_model(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,46 @@
+"""Reading rule files for the policy: YAML rule files and the plain-text allowlist, errors naming the file,
+the line and the key. The policy itself reads no files (`policy/rules.py` takes the parsed data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from framework_core.errors import ConfigError
+from framework_core.config.load_errors import at_key, explain, type_name
+from framework_core.policy.rules import RuleFileError, RuleModel, RuleSet, rules_from_data, rules_from_lines
+from framework_core.config.yaml_load import YamlDoc, parse_yaml, read_text
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def load_rule_file(path: Path) -> RuleSet:
+    """A `.yaml` file must be a YAML mapping with `rules:`; any other file may also be a plain allowlist."""
+    text = read_text(path, what="rule file")
+    doc = YamlDoc(path, None)
+    try:
+        doc = parse_yaml(text, path)
+    except ConfigError:
+        if path.suffix in YAML_SUFFIXES:
+            raise  # a plain-text allowlist need not be YAML; a .yaml file must
+    try:
+        if isinstance(doc.data, dict) or (path.suffix in YAML_SUFFIXES and doc.data is not None):
+            return rules_from_data(doc.data, str(path))
+        return rules_from_lines(text, str(path))
+    except RuleFileError as exc:
+        raise _worded(exc, doc) from None
+
+
+def load_rule_files(paths: list[Path]) -> RuleSet:
+    merged = RuleSet()
+    for path in paths:
+        merged.rules += load_rule_file(path).rules
+    return merged
+
+
+def _worded(exc: RuleFileError, doc: YamlDoc) -> ConfigError:
+    if exc.line is not None:
+        return ConfigError(str(exc), path=str(doc.path), line=exc.line)
+    message = str(exc) + (explain(exc.pydantic, RuleModel) if exc.pydantic else "")
+    if exc.wrong_type is not None:
+        message += f", not {type_name(exc.wrong_type)}"
+    return at_key(message, doc, exc.keys)
