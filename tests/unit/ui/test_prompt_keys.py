@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import threading
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -21,6 +20,7 @@ from framework_core.ui.prompt_keys import Pastes
 from framework_core.ui.render import EventRenderer
 from framework_core.ui.repl import Repl
 from framework_core.wiring import build_agent
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -67,18 +67,15 @@ def test_esc_then_a_key_after_a_pause_is_that_key_not_alt(repl) -> None:
 
 def test_ctrl_g_edits_the_draft_and_puts_it_back_unsent(repl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     r, pipe = repl
-    edited = tmp_path / "edited"
     editor = tmp_path / "editor.sh"
-    editor.write_text(f'#!/bin/sh\nprintf "%s and more" "$(cat "$1")" > "$1"\ntouch {edited}\n')
+    editor.write_text('#!/bin/sh\nprintf "%s and more" "$(cat "$1")" > "$1"\n')
     editor.chmod(0o755)
     monkeypatch.setenv("VISUAL", str(editor))
+    box = r.prompt_session().default_buffer  # the session read() uses
     pipe.send_text("draft\x07")
 
     def enter_once_edited() -> None:
-        deadline = time.monotonic() + 10
-        while not edited.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.2)  # the edited text goes back into the box
+        wait_until(lambda: box.text == "draft and more")  # back in the box, not sent
         pipe.send_text("\r")
 
     threading.Thread(target=enter_once_edited, daemon=True).start()
