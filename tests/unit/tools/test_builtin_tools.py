@@ -8,6 +8,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from framework_core.tools.envscrub import scrub_env
 from framework_core.sandbox.undo_store import UndoStore
 from framework_core.tools.files import atomic_write, resolve_in_workspace, unified_diff_preview, write_with_undo
@@ -60,8 +62,13 @@ def test_timeout_kills_whole_process_group(tmp_path: Path) -> None:
 
 def test_cancel_event_stops_command(tmp_path: Path) -> None:
     cancel = threading.Event()
-    threading.Timer(0.5, cancel.set).start()
-    out = run("sleep 20", tmp_path, cancel=cancel)
+
+    def cancel_once_running() -> None:
+        wait_until((tmp_path / "running").exists)
+        cancel.set()
+
+    threading.Thread(target=cancel_once_running, daemon=True).start()
+    out = run("touch running; sleep 20", tmp_path, cancel=cancel)
     assert out.cancelled and out.duration_s < 5
 
 
@@ -101,10 +108,8 @@ def test_a_failed_write_leaves_no_undo_entry(tmp_path: Path) -> None:
     store = UndoStore(tmp_path / "undo", 10_000_000)
     target = tmp_path / "dir-not-file"
     target.mkdir()
-    try:
+    with pytest.raises(OSError):
         write_with_undo(target, b"x", append=False, undo=store, label="writeFile dir-not-file")
-    except OSError:
-        pass
     assert store.entries() == []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -35,10 +36,6 @@ def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Rep
         yield Repl(loaded, parts.agent, console, renderer, pt_input=pipe, pt_output=DummyOutput()), pipe
 
 
-def later(seconds: float, action) -> None:
-    threading.Timer(seconds, action).start()
-
-
 def test_ctrl_j_and_a_backslash_before_enter_add_a_line(repl) -> None:
     r, pipe = repl
     pipe.send_text("one\ntwo\r")  # \n is Ctrl-J
@@ -59,9 +56,16 @@ def test_a_long_paste_is_collapsed_and_sent_whole(repl) -> None:
 
 def test_esc_then_a_key_after_a_pause_is_that_key_not_alt(repl) -> None:
     r, pipe = repl
+    box = r.prompt_session().default_buffer  # the session read() uses
+
+    def esc_pause_b() -> None:
+        wait_until(lambda: box.text == "ab")
+        pipe.send_text("\x1b")
+        time.sleep(0.4)  # the pause under test: a key this long after Esc is that key, not Alt and the key
+        pipe.send_text("b\r")  # with Alt-b this would move back a word instead
+
     pipe.send_text("ab")
-    later(0.05, lambda: pipe.send_text("\x1b"))
-    later(0.4, lambda: pipe.send_text("b\r"))  # with Alt-b this would move back a word instead
+    threading.Thread(target=esc_pause_b, daemon=True).start()
     assert r.read() == "abb"
 
 
