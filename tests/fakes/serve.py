@@ -51,7 +51,7 @@ def main() -> None:
     seen = 0
     try:
         while True:
-            time.sleep(0.2)
+            time.sleep(0.2)  # a person watches this: show what arrived a few times a second
             for body in server.requests[seen:]:
                 print(summary(body), flush=True)
             seen = len(server.requests)

@@ -169,14 +169,14 @@ def test_server_stderr_goes_to_its_log_file(manager: Rig) -> None:
 def test_killed_idle_server_is_noticed_when_it_dies(manager: Rig, git_repo: Path) -> None:
     mgr, _, _ = manager
     mgr.take_notices()
-    for pid in child_pids("mcp_server_git"):
+    for pid in wait_for(lambda: child_pids("mcp_server_git"), 10, "the git server this test started"):
         os.kill(pid, signal.SIGKILL)
     wait_for(lambda: any("'git' stopped" in text for _, text in mgr.take_notices()), 10, "the notice of the death")
 
 
 def test_killed_idle_server_answers_the_next_call(manager: Rig, git_repo: Path) -> None:
     mgr, _, _ = manager
-    for pid in child_pids("mcp_server_git"):
+    for pid in wait_for(lambda: child_pids("mcp_server_git"), 10, "the git server this test started"):
         os.kill(pid, signal.SIGKILL)
     wait_for(lambda: {s.name: s.state for s in mgr.status()}["git"] != "ready", 10, "the death to be noticed")
     out = mgr.call("git", "git_status", {"repo_path": str(git_repo)})

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from framework_core.lial_core import ToolRequest
 from framework_core.sandbox.probe import probe
 from framework_core.core.session import open_session
 from framework_core.app.wiring import build_agent
+from tests.waiting import wait_for
 
 PROBE = str(Path(__file__).with_name("mcp_servers") / "probe_server.py")
 pytestmark = [pytest.mark.mcp, pytest.mark.skipif(not probe().available, reason="no sandbox on this machine")]
@@ -28,9 +28,7 @@ def start(workspace: Path, *, sandboxed: bool):
         f"    sandbox: {'true' if sandboxed else 'false'}\n")
     parts = build_agent(load_config(workspace, Overrides()), events=lambda e: None, approver=ScriptedApprover(),
                         session=open_session(workspace.parent / "data"))
-    deadline = time.monotonic() + 60
-    while "mcp__probe__probe" not in parts.agent.teps.registry and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: "mcp__probe__probe" in parts.agent.teps.registry, 60, "the probe server's tool")
     return parts.agent
 
 

@@ -29,6 +29,8 @@ def fake_anthropic() -> Iterator[FakeAnthropicServer]:
 @pytest.fixture
 def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
           fake_anthropic: FakeAnthropicServer) -> Iterator[Callable[..., pexpect.spawn]]:
+    """LACA in a pseudo-terminal. The typeahead guard is off: a key sent once a question is on screen reaches it
+    (nothing on screen says when a guard's time is up; tests/unit/ui/test_approval_prompt.py tests the guard)."""
     children: list[pexpect.spawn] = []
     fake_openai._queue.clear()  # each test scripts its own replies
     fake_anthropic._queue.clear()
@@ -38,7 +40,7 @@ def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
         full = dict(os.environ)
         full.update({"OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": "k",
                      "ANTHROPIC_BASE_URL": fake_anthropic.base_url, "ANTHROPIC_API_KEY": "k", "TERM": "xterm",
-                     "LACA_TYPEAHEAD_GUARD_S": "0.3", "COLUMNS": "120", "LINES": "40",
+                     "LACA_TYPEAHEAD_GUARD_S": "0", "COLUMNS": "120", "LINES": "40",
                      "PROMPT_TOOLKIT_NO_CPR": "1"})  # pexpect does not answer cursor position requests
         full.pop("NO_COLOR", None)
         full.update(env or {})

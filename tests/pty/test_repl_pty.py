@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import pexpect
 
 from tests.fakes.script import Reply, ToolCallSpec
+from tests.waiting import alive, descendants, wait_for, wait_until
 
 PROMPT = "forge>"
 
@@ -40,8 +40,7 @@ def test_three_call_reply_decided_y_n_a(spawn, fake_openai, workspace: Path) -> 
     child.sendline("go")
     for key, marker in (("y", "call 1 of 3"), ("n", "call 2 of 3"), ("a", "call 3 of 3")):
         child.expect_exact(marker)
-        child.expect_exact("Allow?")
-        time.sleep(0.5)  # past the typeahead guard
+        child.expect_exact("Allow?")  # the question is drawn: it reads the keys from here on
         child.send(key + "\r")  # a key alone, then Enter
         if key == "n":
             child.expect_exact("Why not?")
@@ -63,10 +62,8 @@ def test_key_typed_before_prompt_does_not_answer_it(spawn, fake_openai, workspac
     child.expect_exact("Thinking")
     child.send("y")  # typed while the reply streams, before the approval prompt exists
     child.expect_exact("Allow?")
-    time.sleep(1.0)
-    assert not (workspace / "early.txt").exists(), "an early key must not approve"
     child.send("n\r")
-    child.expect_exact("Why not?")
+    child.expect_exact("Why not?")  # the line held only the n: the early y was not taken as typed at the question
     child.sendline("")
     child.expect_exact(PROMPT)
     assert not (workspace / "early.txt").exists()
@@ -92,33 +89,12 @@ def test_ctrl_c_kills_running_command_group(spawn, fake_openai, workspace: Path)
     child.expect_exact(PROMPT)
     child.sendline("run it")
     child.expect_exact("Run command")  # Safe: it runs without asking (read-only, in the sandbox)
-    assert wait_until(lambda: running("sleep", "3031.5")), "the background child never started"
+    sleepers = wait_for(lambda: descendants(child.pid, "sleep 3031.5"), 10, "the background child to start")
     child.sendintr()
     child.expect_exact(PROMPT)
-    assert wait_until(lambda: not running("sleep", "3031.5")), "the background child must die with its command"
+    assert wait_until(lambda: not any(alive(pid) for pid in sleepers)), "the background child must die with its command"
     child.sendline("hello")
     child.expect_exact("after interrupt")
-
-
-def running(*argv: str) -> bool:
-    """Whether a process with exactly this command line exists (its pid lives in the sandbox's namespace)."""
-    want = "\0".join(argv) + "\0"
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "cmdline").read_text() == want:
-                return "State:\tZ" not in (entry / "status").read_text()
-        except OSError:
-            continue
-    return False
-
-
-def wait_until(condition, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_kill_9_then_continue(spawn, fake_openai) -> None:
@@ -175,8 +151,6 @@ def test_mcp_server_tools_in_the_repl(spawn, fake_openai, workspace: Path) -> No
         "    tools:\n      get_current_time: always\n")
     child = spawn(env={}, no_mcp=False)
     child.expect_exact(PROMPT)
-    child.sendline("/mcp")
-    child.expect("time +(ready|starting)")
     fake_openai.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__time__get_current_time",
                                                        {"timezone": "UTC", "icerc_full_text": "Intent: time"})]),
                         Reply(text="It is now."))
@@ -184,6 +158,9 @@ def test_mcp_server_tools_in_the_repl(spawn, fake_openai, workspace: Path) -> No
     child.expect_exact("It is now.")
     results = [m for m in fake_openai.sent_messages() if m["role"] == "tool"]
     assert '"timezone' in results[-1]["content"] and results[-1]["content"].startswith("ok\n")
+    child.expect_exact(PROMPT)
+    child.sendline("/mcp")
+    child.expect("time +ready")  # it has answered a call
     child.sendline("/tools")
     child.expect_exact("mcp__time__get_current_time")
 
@@ -195,8 +172,7 @@ def test_ctrl_c_at_approval_prompt_then_anthropic_accepts_next_turn(spawn, fake_
     child.expect_exact(PROMPT)
     child.sendline("make files")
     child.expect_exact("call 1 of 2")
-    child.expect_exact("Allow?")
-    time.sleep(0.5)
+    child.expect_exact("Allow?")  # the question is drawn and reads the keys: Ctrl-C is a key to it
     child.sendintr()
     child.expect_exact(PROMPT)
     child.sendline("ok then")

@@ -7,12 +7,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pexpect
 
 from tests.fakes.script import Reply
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,21 +29,12 @@ def oneshot(workspace: Path, fake_openai, *args: str) -> subprocess.CompletedPro
                           cwd=workspace, env=env, capture_output=True, text=True, timeout=90)
 
 
-def wait_for(path: Path, seconds: float = 20) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_a_changed_server_waits_for_the_user(spawn, fake_openai, workspace: Path, isolated_env: Path) -> None:
     (isolated_env / ".config" / "laca" / "config.yaml").write_text("")  # the user's config no longer trusts it
     (workspace / ".mcp.json").write_text(json.dumps(server("started-v1")))
     first = oneshot(workspace, fake_openai, "--trust")
     assert first.returncode == 0, first.stderr
-    assert wait_for(workspace / "started-v1")  # trusted: it ran
+    assert wait_until((workspace / "started-v1").exists, 20)  # trusted: it ran
 
     (workspace / ".mcp.json").write_text(json.dumps(server("started-v2")))
     fake_openai.enqueue(Reply(text="still answering"))
@@ -58,7 +49,7 @@ def test_a_changed_server_waits_for_the_user(spawn, fake_openai, workspace: Path
     child.expect_exact("Changed since you trusted this workspace")
     child.expect(r"was: clock: runs sh -c touch started-v1")
     child.expect(r"now: clock: runs sh -c touch started-v2")
-    time.sleep(0.5)  # past the typeahead guard
+    child.expect_exact("Use them?")  # the question is drawn: it reads the keys from here on
     assert not (workspace / "started-v2").exists()  # nothing of it runs before the answer
     child.send("n\r")
     child.expect_exact("Starting without them")

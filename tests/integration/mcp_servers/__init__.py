@@ -7,24 +7,14 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
+
+from tests.waiting import alive, wait_for  # noqa: F401  (the MCP tests import them from here)
 
 HERE = Path(__file__).parent
 CASES = str(HERE / "cases_server.py")
 SLOW = str(HERE / "slow_server.py")
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 20.0, what: str = "the condition") -> object:
-    """Poll `condition` until it is truthy; fail the test with `what` when it never is."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def child_pids(marker: str) -> list[int]:
@@ -41,13 +31,6 @@ def child_pids(marker: str) -> list[int]:
         if int(fields[1]) == me and fields[0] != "Z" and marker in cmdline:
             found.append(int(entry.name))
     return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
-    except OSError:
-        return False
 
 
 def free_port() -> int:

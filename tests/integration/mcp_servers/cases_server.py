@@ -103,7 +103,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         steps = int(args.get("steps", 3))
         for i in range(1, steps + 1):
             await session.report_progress(i, steps, f"step {i}")
-            await anyio.sleep(float(args.get("delay", 0.05)))
+            await anyio.sleep(float(args.get("delay", 0.05)))  # a tool that takes its time, step by step
         return types.CallToolResult(content=text("slow done"))
     if name in ("image", "big_image"):
         data = png() if name == "image" else png(pad=2_000_000)

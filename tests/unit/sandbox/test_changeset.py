@@ -87,7 +87,7 @@ def test_reset_delete_append_create_is_summarised_and_undone_with_its_refs(
     changes = read_changes(run.upper, ws, protected=PROTECTED)
     kinds = {c.rel_path: c.kind for c in changes.changes}
     assert kinds["src"] == "deleted" and kinds["keep.txt"] == "modified" and kinds["NEW.txt"] == "created"
-    assert kinds[".git/refs/heads/main"] in ("created", "modified") and kinds[".git/ORIG_HEAD"] == "created"
+    assert kinds[".git/refs/heads/main"] == "modified" and kinds[".git/ORIG_HEAD"] == "created"  # a loose ref
     assert changes.placeholders == [".laca"] and not changes.protected_attempts
     summary = changes.summary()
     assert "1 folder deleted" in summary and "2 files created" in summary and "changed" in summary

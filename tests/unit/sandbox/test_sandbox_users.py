@@ -80,12 +80,12 @@ def test_as_the_current_user(tmp_path: Path) -> None:
 def test_as_an_ordinary_user_started_by_root() -> None:
     box = Path(tempfile.mkdtemp(prefix="laca-user-test-"))  # pytest's own temp root is private to root
     try:
-        run_as_nobody(box)
+        check_as_nobody(box)
     finally:
         shutil.rmtree(box, ignore_errors=True)
 
 
-def run_as_nobody(box: Path) -> None:
+def check_as_nobody(box: Path) -> None:
     nobody = 65534
     pkg = box / "framework_core"
     shutil.copytree(ROOT / "framework_core" / "sandbox", pkg / "sandbox",

@@ -21,6 +21,7 @@ from framework_core.tools.builtin import bash_handler, bash_preview
 from framework_core.tools.interactive import needs_terminal
 from framework_core.tools.runner import run_command
 from framework_core.tools.spill import OutputLimits, SessionBudget, remove_stale
+from tests.waiting import alive, wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"}
@@ -32,24 +33,8 @@ def run(cmd: str, cwd: Path, limits: OutputLimits, **kw):
     return run_command(cmd, cwd=cwd, **opts)
 
 
-def wait_until(check, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:  # a zombie is gone for our purpose
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] == "Z"
-    except OSError:
-        return True
+    return not alive(pid)  # a zombie is gone for our purpose
 
 
 @pytest.mark.parametrize("producer", ["cat /dev/zero", "yes"])

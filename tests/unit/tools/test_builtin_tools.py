@@ -8,10 +8,13 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from framework_core.tools.envscrub import scrub_env
 from framework_core.sandbox.undo_store import UndoStore
 from framework_core.tools.files import atomic_write, resolve_in_workspace, unified_diff_preview, write_with_undo
 from framework_core.tools.runner import run_command
+from tests.waiting import alive, wait_until
 
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"}
 
@@ -54,14 +57,18 @@ def test_timeout_kills_whole_process_group(tmp_path: Path) -> None:
     out = run("sleep 30 & echo $! > bg.pid; sleep 30", tmp_path, timeout_s=1)
     assert out.timed_out and out.exit_code is None and time.monotonic() - started < 5
     pid = int((tmp_path / "bg.pid").read_text())
-    time.sleep(0.3)
-    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    assert wait_until(lambda: not alive(pid), 5), "the background sleep outlived the timeout"
 
 
 def test_cancel_event_stops_command(tmp_path: Path) -> None:
     cancel = threading.Event()
-    threading.Timer(0.5, cancel.set).start()
-    out = run("sleep 20", tmp_path, cancel=cancel)
+
+    def cancel_once_running() -> None:
+        wait_until((tmp_path / "running").exists)
+        cancel.set()
+
+    threading.Thread(target=cancel_once_running, daemon=True).start()
+    out = run("touch running; sleep 20", tmp_path, cancel=cancel)
     assert out.cancelled and out.duration_s < 5
 
 
@@ -101,10 +108,8 @@ def test_a_failed_write_leaves_no_undo_entry(tmp_path: Path) -> None:
     store = UndoStore(tmp_path / "undo", 10_000_000)
     target = tmp_path / "dir-not-file"
     target.mkdir()
-    try:
+    with pytest.raises(OSError):
         write_with_undo(target, b"x", append=False, undo=store, label="writeFile dir-not-file")
-    except OSError:
-        pass
     assert store.entries() == []
 
 

@@ -5,6 +5,7 @@ import io
 from rich.console import Console
 
 from framework_core.ui.markdown_stream import MarkdownStream
+from tests.waiting import wait_until
 
 DOC = """# Title
 
@@ -118,18 +119,13 @@ def test_open_code_block_taller_than_the_screen_scrolls_once_into_scrollback() -
 
 
 def test_text_before_a_pause_is_painted_within_one_tick() -> None:
-    import time
-
     buf = io.StringIO()
     console = Console(file=buf, width=60, height=20, force_terminal=True, color_system=None)
     stream = MarkdownStream(console, refresh_per_second=20)
     stream.feed("first ")  # painted at once
     stream.feed("then more before the model pauses")  # inside the throttle window
     assert "then more" not in buf.getvalue()
-    deadline = time.monotonic() + 2
-    while "then more" not in buf.getvalue() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert "then more" in buf.getvalue()
+    assert wait_until(lambda: "then more" in buf.getvalue(), 2, interval=0.01)
     stream.finish()
 
 

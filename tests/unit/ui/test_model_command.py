@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -24,6 +23,7 @@ from framework_core.ui.repl import Repl
 from framework_core.app.wiring import build_agent
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.script import Reply
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -72,7 +72,5 @@ def test_model_completion_offers_the_servers_models(claude_repl) -> None:
     def names() -> list[str]:
         return [c.text for c in completer.get_completions(Document("/model fake-"), CompleteEvent())]
 
-    deadline = time.monotonic() + 10
-    while "fake-small-context" not in names() and time.monotonic() < deadline:
-        time.sleep(0.05)  # the first completion starts the fetch in the background
+    wait_until(lambda: "fake-small-context" in names())  # the first completion starts the fetch in the background
     assert {"fake-claude", "fake-small-context"} <= set(names())

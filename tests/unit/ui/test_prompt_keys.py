@@ -21,6 +21,7 @@ from framework_core.ui.prompt_keys import Pastes
 from framework_core.ui.render import EventRenderer
 from framework_core.ui.repl import Repl
 from framework_core.app.wiring import build_agent
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -33,10 +34,6 @@ def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Rep
         parts = build_agent(loaded, events=renderer, approver=ScriptedApprover(), session=open_session(workspace / "d"),
                             start_mcp=False)
         yield Repl(parts.facade, console, renderer, pt_input=pipe, pt_output=DummyOutput()), pipe
-
-
-def later(seconds: float, action) -> None:
-    threading.Timer(seconds, action).start()
 
 
 def test_ctrl_j_and_a_backslash_before_enter_add_a_line(repl) -> None:
@@ -59,26 +56,30 @@ def test_a_long_paste_is_collapsed_and_sent_whole(repl) -> None:
 
 def test_esc_then_a_key_after_a_pause_is_that_key_not_alt(repl) -> None:
     r, pipe = repl
+    box = r.prompt_session().default_buffer  # the session read() uses
+
+    def esc_pause_b() -> None:
+        wait_until(lambda: box.text == "ab")
+        pipe.send_text("\x1b")
+        time.sleep(0.4)  # the pause under test: a key this long after Esc is that key, not Alt and the key
+        pipe.send_text("b\r")  # with Alt-b this would move back a word instead
+
     pipe.send_text("ab")
-    later(0.05, lambda: pipe.send_text("\x1b"))
-    later(0.4, lambda: pipe.send_text("b\r"))  # with Alt-b this would move back a word instead
+    threading.Thread(target=esc_pause_b, daemon=True).start()
     assert r.read() == "abb"
 
 
 def test_ctrl_g_edits_the_draft_and_puts_it_back_unsent(repl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     r, pipe = repl
-    edited = tmp_path / "edited"
     editor = tmp_path / "editor.sh"
-    editor.write_text(f'#!/bin/sh\nprintf "%s and more" "$(cat "$1")" > "$1"\ntouch {edited}\n')
+    editor.write_text('#!/bin/sh\nprintf "%s and more" "$(cat "$1")" > "$1"\n')
     editor.chmod(0o755)
     monkeypatch.setenv("VISUAL", str(editor))
+    box = r.prompt_session().default_buffer  # the session read() uses
     pipe.send_text("draft\x07")
 
     def enter_once_edited() -> None:
-        deadline = time.monotonic() + 10
-        while not edited.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.2)  # the edited text goes back into the box
+        wait_until(lambda: box.text == "draft and more")  # back in the box, not sent
         pipe.send_text("\r")
 
     threading.Thread(target=enter_once_edited, daemon=True).start()
