@@ -39,13 +39,13 @@ class TerminalMarkdown(MarkdownIt):
     percent-encodes them for HTML attributes and refuses `javascript:`, `file:` and most `data:` addresses,
     which protects a browser; here they are text, shown through `visible` like any other.)"""
 
-    def normalizeLink(self, url: str) -> str:  # noqa: N802 (markdown-it's name)
+    def normalizeLink(self, url: str) -> str:
         return url
 
-    def normalizeLinkText(self, link: str) -> str:  # noqa: N802
+    def normalizeLinkText(self, link: str) -> str:
         return link
 
-    def validateLink(self, url: str) -> bool:  # noqa: N802
+    def validateLink(self, url: str) -> bool:
         return True
 
 
