@@ -1,33 +1,28 @@
-"""Inline Markdown (emphasis, code spans, links, escapes) as styled spans, and word-wrapping of spans.
+"""Inline Markdown as styled spans, and word-wrapping of spans.
 
-Every span body has a length cap, so text full of unclosed markers costs time linear in its length
-(an emphasis longer than the cap shows its markers instead, which no model reply needs).
+markdown-it-py parses the inline syntax (emphasis, code spans, links, autolinks, escapes, entities);
+`inline_spans` turns its token stream into `(text, style)` pairs. A link shows its text in the link
+style followed by its address in brackets, unless the address is the text itself or a `#` anchor.
+Text that markdown-it decoded (entities, escapes) and addresses are shown through `visible`, so a
+`&#x202e;` cannot become a control character on the terminal.
 
 Pure functions over `(text, style)` pairs; turning spans into terminal bytes is `Painter`'s job.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from rich.cells import cell_len
 from rich.style import Style
 
-Span = tuple[str, Optional[Style]]
+from framework_core.ui.safe_text import visible
 
-_INLINE = re.compile(r"""
-    (?P<tick>`+)(?P<code>.{1,1000}?)(?P=tick)
-  | \[(?P<ltext>[^\]\n]{1,300})\]\((?P<lurl>[^)\s(\[]{1,1000}+)(?:\s+"[^"]{0,300}")?\)
-  | <(?P<auto>(?:https?|mailto|file):[^>\s]{1,2000})>
-  | (?P<sd>\*\*)(?=\S)(?P<sbody>.{1,300}?)(?<=\S)\*\*
-  | (?<![A-Za-z0-9_])(?P<su>__)(?=\S)(?P<subody>.{1,300}?)(?<=\S)__(?![A-Za-z0-9_])
-  | ~~(?=\S)(?P<strike>.{1,300}?)(?<=\S)~~
-  | (?<!\*)\*(?=[^\s*])(?P<em>.{1,300}?)(?<=[^\s*])\*(?!\*)
-  | (?<![A-Za-z0-9_])_(?=[^\s_])(?P<emu>.{1,300}?)(?<=[^\s_])_(?![A-Za-z0-9_])
-  | \\(?P<esc>[\\`*_{}\[\]()#+\-.!~|<>])
-""", re.VERBOSE)
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+Span = tuple[str, Optional[Style]]
 
 
 @dataclass(frozen=True)
@@ -44,40 +39,43 @@ def _join(base: Style | None, extra: Style) -> Style:
     return extra if base is None else base + extra
 
 
-def parse_inline(text: str, styles: InlineStyles, base: Style | None = None) -> list[Span]:
-    """Split `text` into styled spans. Unclosed markers stay literal, as CommonMark leaves them."""
-    if not any(c in text for c in "`*_[<~\\"):
-        return [(text, base)]
+def inline_spans(tokens: list[Token], styles: InlineStyles, base: Style | None = None) -> list[Span]:
+    """Spans for one inline token's children (addresses as written: see `TerminalMarkdown`)."""
     spans: list[Span] = []
-    pos = 0
-    for m in _INLINE.finditer(text):
-        if m.start() > pos:
-            spans.append((text[pos:m.start()], base))
-        pos = m.end()
-        kind = m.lastgroup
-        if m.group("code") is not None:
-            code = m.group("code")
-            if len(code) > 1 and code.startswith(" ") and code.endswith(" "):
-                code = code[1:-1]
-            spans.append((code, _join(base, styles.code)))
-        elif m.group("ltext") is not None:
-            label, url = m.group("ltext"), m.group("lurl")
-            spans.extend(parse_inline(label, styles, _join(base, styles.link)))
-            if url != label and not url.startswith("#"):
-                spans.append((f" ({url})", _join(base, styles.link_url)))
-        elif m.group("auto") is not None:
-            spans.append((m.group("auto"), _join(base, styles.link_url)))
-        elif m.group("sbody") is not None or m.group("subody") is not None:
-            spans.extend(parse_inline(m.group("sbody") or m.group("subody"), styles, _join(base, styles.strong)))
-        elif m.group("strike") is not None:
-            spans.extend(parse_inline(m.group("strike"), styles, _join(base, styles.strike)))
-        elif m.group("em") is not None or m.group("emu") is not None:
-            spans.extend(parse_inline(m.group("em") or m.group("emu"), styles, _join(base, styles.em)))
-        else:
-            assert kind == "esc"
-            spans.append((m.group("esc"), base))
-    if pos < len(text):
-        spans.append((text[pos:], base))
+    stack: list[Style | None] = [base]
+    links: list[tuple[int, str | None]] = []  # where each open link's text starts, and its address to show
+    nested = {"em_open": styles.em, "strong_open": styles.strong, "s_open": styles.strike}
+    for tok in tokens:
+        kind = tok.type
+        if kind == "text" or kind == "html_inline":  # HTML is shown as the text it is
+            spans.append((tok.content, stack[-1]))
+        elif kind == "text_special":  # an escape or an entity
+            spans.append((visible(tok.content), stack[-1]))
+        elif kind == "softbreak":
+            spans.append((" ", stack[-1]))
+        elif kind == "hardbreak":
+            spans.append(("\n", stack[-1]))
+        elif kind == "code_inline":
+            spans.append((tok.content, _join(stack[-1], styles.code)))
+        elif kind in nested:
+            stack.append(_join(stack[-1], nested[kind]))
+        elif kind == "link_open":
+            auto = tok.markup == "autolink"  # <https://…>: the address is the text
+            stack.append(_join(stack[-1], styles.link_url if auto else styles.link))
+            links.append((len(spans), None if auto else visible(str(tok.attrs.get("href", "")))))
+        elif kind == "link_close" and links:
+            stack.pop()
+            start, url = links.pop()
+            label = "".join(text for text, _ in spans[start:])
+            if url and url != label and not url.startswith("#"):
+                spans.append((f" ({url})", _join(stack[-1], styles.link_url)))
+        elif kind == "image":
+            alt = "".join(text for text, _ in inline_spans(tok.children or [], styles))
+            url = visible(str(tok.attrs.get("src", "")))
+            spans.append((alt or "image", _join(stack[-1], styles.link)))
+            spans.append((f" ({url})", _join(stack[-1], styles.link_url)))
+        elif kind.endswith("_close") and len(stack) > 1:
+            stack.pop()
     return spans
 
 

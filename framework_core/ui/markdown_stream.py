@@ -1,10 +1,18 @@
 """Streamed Markdown in time linear in the reply's length, with repaints throttled.
 
-Finished blocks (ended by a blank line outside a code fence) are rendered once and written to the
-scrollback. Only the open block is re-rendered, in a small live region at the bottom that is erased and
-redrawn at most `refresh_per_second` times. Writes are batched per repaint, so a fast stream costs one
-terminal write per tick whatever the chunk size, and a slow terminal never holds the stream back for more
-than that write.
+The reply is parsed by markdown-it (`markdown_render.py`) one open tail at a time. A top-level block is
+finished once a later top-level block has started on a complete line: CommonMark builds blocks line by
+line, so nothing after that line can change the block any more. Finished blocks are rendered once and
+written to the scrollback, and their lines leave the tail, which restarts at the open block. Only the
+open block is re-rendered, in a small live region at the bottom that is erased and redrawn at most
+`refresh_per_second` times. Writes are batched per repaint, so a fast stream costs one terminal write per
+tick whatever the chunk size, and a slow terminal never holds the stream back for more than that write.
+
+Reference definitions (`[1]: https://…`) bind forwards: a block is rendered with the definitions that
+came before it or with it, and the open block with those after it too. A block already in the
+scrollback is not rewritten when a definition for one of its links arrives later (models put them at
+the end of a reply); the link stays as its bracketed text, and at the end of the reply every such late
+definition is listed, so no address is lost.
 """
 
 from __future__ import annotations
@@ -12,20 +20,32 @@ from __future__ import annotations
 import re
 import threading
 import time
+from typing import Any
 
+from markdown_it.common.utils import normalizeReference
+from markdown_it.token import Token
 from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer, closes_fence
+from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer
+from framework_core.ui.safe_text import visible, visible_reply
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")  # a list item's marker
+LABEL = re.compile(r"\[([^\[\]]{1,999})\]")  # what a link could use as a reference label
 
 
 def rows_after_resize(cells: list[int], width: int) -> int:
     """Rows that lines of these widths take once the terminal re-wrapped them at `width`."""
     return sum(max(1, -(-cells_wide // max(width, 1))) for cells_wide in cells)
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """A closing fence: only the opening fence's character, at least as many of them (CommonMark)."""
+    stripped = line.strip()
+    return bool(stripped) and stripped == fence[0] * len(stripped) and len(stripped) >= len(fence)
 
 
 class MarkdownStream:
@@ -36,10 +56,14 @@ class MarkdownStream:
         self.use_live = live and console.is_terminal and not console.is_dumb_terminal
         self.min_interval = 1.0 / refresh_per_second
         self._pending: list[str] = []  # pieces of the line still open (joined only when needed)
-        self._block: list[str] = []  # lines of the open block
-        self._done: list[str] = []  # finished blocks not yet written
-        self._in_fence = False
-        self._fence = ""
+        self._lines: list[str] = []  # complete lines of the open tail: the open block, and lines not yet parsed
+        self._parsed = 0  # how many of them the last parse saw
+        self._fence: str | None = None  # the open block is this code fence, not closed yet
+        self._hint = False  # a line since the last parse looks like the start of a new block
+        self._blank = True  # the last complete line was blank
+        self._refs: dict[str, Any] = {}  # reference definitions in the lines that left the tail
+        self._done: list[tuple[list[Token], dict[str, Any]]] = []  # finished blocks not yet written
+        self._unresolved: dict[str, str] = {}  # labels in written blocks that had no definition then
         self._printed = 0  # blocks written to the scrollback
         self._region = 0  # lines currently drawn in the live region
         self._region_width = 0  # the terminal width they were drawn at
@@ -53,18 +77,15 @@ class MarkdownStream:
     def feed(self, text: str) -> None:
         if not text:
             return
+        text = visible_reply(text)
         with self._lock:
             if "\n" in text:  # only the new piece is searched: a long line costs linear time, not quadratic
                 lines = ("".join(self._pending) + text).split("\n")
                 last = lines.pop()
                 self._pending = [last] if last else []
-                for line in lines:
-                    self._line(line)
+                self._add_lines(lines)
             else:
                 self._pending.append(text)
-            if not self.use_live:
-                self._write(self._take_done())
-                return
             wait = self.min_interval - (time.monotonic() - self._last_paint)
             if wait <= 0:
                 if self._timer is not None:
@@ -82,24 +103,52 @@ class MarkdownStream:
             if not self._closed:
                 self._paint()
 
-    def _line(self, line: str) -> None:
-        if self._in_fence:
-            self._block.append(line)
-            self._in_fence = not closes_fence(line, self._fence)
-            return
-        stripped = line.strip()
-        if stripped.startswith("```") or stripped.startswith("~~~"):  # at any indent: fences inside list items
-            self._in_fence = True
-            self._fence = stripped[:len(stripped) - len(stripped.lstrip(stripped[0]))]
-        elif not stripped:
-            self._flush_block()
-            return
-        self._block.append(line)
+    def _add_lines(self, lines: list[str]) -> None:
+        """Take complete lines, and notice one that probably starts a new top-level block: a heading or a
+        fence at the margin, a closing fence, or text at the margin after a blank line (which ends a
+        paragraph, a list or a quote, unless it is another item or quoted line). Only a hint to parse now."""
+        for line in lines:
+            if self._fence is not None:
+                if closes_fence(line, self._fence):
+                    self._fence = None
+                    self._hint = True
+            elif line and not line[0].isspace() and (
+                    line.startswith(("#", "```", "~~~"))
+                    or (self._blank and line[0] != ">" and not ITEM.match(line))):
+                self._hint = True
+            self._blank = not line.strip()
+        self._lines.extend(lines)
 
-    def _flush_block(self) -> None:
-        if self._block:
-            self._done.append("\n".join(self._block))
-            self._block = []
+    def _split(self, *, final: bool) -> dict[str, Any] | None:
+        """Parse the open tail and move its finished blocks to `_done`.
+
+        The tail is parsed again once a line hints at a new block, or else once it has grown by half since
+        the last parse, so a block that stays open for a long time (a long list) costs linear time overall,
+        not a parse per repaint.
+        """
+        fresh = len(self._lines) - self._parsed
+        if not final and (fresh <= 0 or (fresh < self._parsed // 2 and not self._hint)):
+            return None
+        self._hint = False
+        env: dict[str, Any] = {"references": dict(self._refs)}
+        blocks = self.renderer.parse("\n".join(self._lines), env)
+        finished = blocks if final else blocks[:-1]
+        self._done.extend((block, env) for block in finished)
+        if final or not blocks:
+            self._parsed = len(self._lines)
+            return env
+        opening = blocks[-1][0]
+        start, end = opening.map or (0, len(self._lines))
+        for label, ref in env["references"].items():  # definitions before the open block are settled
+            if ref["map"][0] < start:
+                self._refs.setdefault(label, ref)
+        fence = opening.markup if opening.type == "fence" else None
+        if fence and end - 1 > start and closes_fence(self._lines[end - 1], fence):
+            fence = None
+        self._fence = fence
+        del self._lines[:start]
+        self._parsed = len(self._lines)
+        return env
 
     # -- output -----------------------------------------------------------------------------------
     def _take_done(self) -> str:
@@ -108,29 +157,56 @@ class MarkdownStream:
             return ""
         width = self.console.width
         parts: list[str] = []
-        for block in self._done:
+        for block, env in self._done:
+            lines = self.renderer.render_block(block, env, width)
+            self._note_unresolved(block, env)
+            if not lines:
+                continue
             if self._printed:
                 parts.append("\n")
-            parts.append("\n".join(self.renderer.render(block, width)) + "\n")
+            parts.append("\n".join(lines) + "\n")
             self._printed += 1
         self._done = []
         return "".join(parts)
 
+    def _note_unresolved(self, block: list[Token], env: dict[str, Any]) -> None:
+        known = env.get("references", {})
+        for tok in block:
+            if tok.type == "inline" and "[" in tok.content:
+                for match in LABEL.finditer(tok.content):
+                    label = normalizeReference(match.group(1))
+                    if label and label not in known:
+                        self._unresolved.setdefault(label, match.group(1))
+
+    def _late_definitions(self, env: dict[str, Any]) -> str:
+        """Definitions that arrived after a block that needed them was written: listed, so no address is lost."""
+        refs = env.get("references", {})
+        late = [(text, refs[label]) for label, text in self._unresolved.items() if label in refs]
+        if not late:
+            return ""
+        style = self.renderer.inline.link_url
+        lines = [self.renderer.painter.line([(f"[{text}]: ", None),
+                                             (visible(ref["href"]), style)])
+                 for text, ref in late]
+        return ("\n" if self._printed else "") + "\n".join(lines) + "\n"
+
     def _open_lines(self, width: int, height: int) -> list[str]:
         if len(self._pending) > 1:
             self._pending = ["".join(self._pending)]
-        if not self._block and not self._pending:
+        if not self._lines and not self._pending:
             return []
         # Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
         # the same however long the block grows (the whole block is rendered once, when it is finished).
-        keep = 2 * height
-        head = self._block[:1] if self._in_fence else []
-        body = self._block[max(len(head), len(self._block) - keep):] + self._pending
+        keep = height
+        body = self._lines[-keep:] + self._pending
+        head = self._lines[:1] if self._fence is not None and len(self._lines) > keep else []
         text = "\n".join(body)
         if len(text) > 4 * width * height:
             text = text[-4 * width * height:]
-        lines = self.renderer.render("\n".join(head + [text]), width)
-        if self._printed:
+        env: dict[str, Any] = {"references": dict(self._refs)}
+        renderer = self.renderer
+        lines = renderer.render_blocks(renderer.parse("\n".join(head + [text]), env), env, width)
+        if self._printed and lines:
             lines = [""] + lines
         return lines[-max(height - 1, 1):]
 
@@ -148,9 +224,10 @@ class MarkdownStream:
         return "\r" + up + "\x1b[J"
 
     def _paint(self) -> None:
+        self._split(final=False)
         width, height = self.console.width, self.console.height
         out = self._clear_region() + self._take_done()
-        lines = self._open_lines(width, height)
+        lines = self._open_lines(width, height) if self.use_live else []
         if lines:
             out += HIDE_CURSOR + "\n".join(lines)
             self._region, self._region_width = len(lines), width
@@ -174,10 +251,10 @@ class MarkdownStream:
 
     def _finish(self) -> None:
         if self._pending:
-            self._block.append("".join(self._pending))
+            self._add_lines(["".join(self._pending)])
             self._pending = []
-        self._flush_block()
-        out = self._clear_region() + self._take_done()
+        env = self._split(final=True) or {}
+        out = self._clear_region() + self._take_done() + self._late_definitions(env)
         if self.use_live:
             out += SHOW_CURSOR
         self._write(out)

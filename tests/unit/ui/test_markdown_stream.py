@@ -188,3 +188,91 @@ def test_after_a_resize_the_draft_is_erased_at_its_re_wrapped_height_leaving_no_
     stream.feed(" Still more.")
     assert "\x1b[J" in buf.getvalue()  # at the new width, repaints erase their own draft again
     stream.finish()
+
+
+FULL = """# Heading
+[r]: https://ref.io
+
+A paragraph with **bold**, `co*de*`, a [link](https://x.io/a_(b)) and a [reference][r].
+
+Setext heading
+--------------
+
+1. first
+2. second
+   - nested
+   - [x] task
+
+   loose part of the second item
+
+> quoted
+continued lazily
+
+| left | right |
+|:-----|------:|
+| *a*  | 1     |
+
+```python
+def f():
+
+    return 1
+```
+
+    indented code
+
+<div>raw html</div>
+
+Last line."""
+
+
+def stream_lines(text: str, chunk: int, width: int = 80) -> list[str]:
+    """Non-terminal output when every chunk may repaint: blocks are split as early as they can be."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=False, color_system=None)
+    stream = MarkdownStream(console, refresh_per_second=1e9)
+    for i in range(0, len(text), chunk):
+        stream.feed(text[i:i + chunk])
+    stream.finish()
+    return buf.getvalue().split("\n")
+
+
+def test_the_stream_prints_what_the_renderer_renders_for_the_whole_reply() -> None:
+    from framework_core.ui.markdown_render import MarkdownRenderer
+
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    whole = "\n".join(MarkdownRenderer(console).render(FULL, 80)) + "\n"
+    assert "(https://ref.io)" in whole and "nested" in whole and "def f():" in whole
+    for chunk in (1, 7, 10_000):
+        assert "\n".join(stream_lines(FULL, chunk)) == whole, chunk
+
+
+def test_a_setext_underline_arriving_later_makes_the_open_paragraph_a_heading() -> None:
+    assert stream_lines("Title\n=====\n\nBody", 1) == ["Title", "", "Body", ""]
+
+
+def test_a_list_stays_one_block_across_its_blank_lines() -> None:
+    assert stream_lines("- a\n\n- b\n\n  more b\n\nAfter.", 1) == [
+        " • a", "", " • b", "", "   more b", "", "After.", ""]
+
+
+def test_a_definition_at_the_end_resolves_the_block_still_open() -> None:
+    assert stream_lines("Intro.\n\nSee [the docs][1].\n\n[1]: https://d.io\n", 1) == [
+        "Intro.", "", "See the docs (https://d.io).", ""]
+
+
+def test_a_definition_after_a_printed_block_is_listed_at_the_end() -> None:
+    assert stream_lines("See [the docs][1].\n\nNext.\n\n[1]: https://d.io\n", 1) == [
+        "See [the docs][1].", "", "Next.", "", "[1]: https://d.io", ""]
+
+
+def test_a_long_code_fence_then_text_is_split_into_its_blocks() -> None:
+    code = "\n".join(f"x{i} = {i}" for i in range(300))
+    out = stream_lines(f"```\n{code}\n```\nAfter the code.", 9)
+    assert out[-2:] == ["After the code.", ""] and out.count("    x299 = 299") == 1 and "```" not in out
+
+
+def test_live_region_with_every_kind_of_block_leaves_the_final_rendering() -> None:
+    final = screen_after_stream(FULL, 10_000, live=False, rows=60, cols=80)
+    assert any("def f():" in line for line in final) and any("Last line." in line for line in final)
+    for chunk in (1, 13):
+        assert screen_after_stream(FULL, chunk, rows=60, cols=80) == final, chunk
