@@ -3,7 +3,8 @@
 Each server is held open by a task on that loop. A tool's error, a JSON-RPC error of a call and a call that
 times out are results for the model; only the loss of the connection (a stdio server's process exiting, an
 HTTP stream failing) restarts a server, with back-off and a limit. What the user should know (a server that
-failed to start, stopped, changed its tools) is queued once as a notice (`take_notices`).
+failed to start, stopped, changed its tools) is queued once as a notice (`take_notices`); a notice that
+cannot wait for the next request (a sign-in URL) also calls `on_news`. OAuth sign-in: `mcp_oauth.py`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from framework_core.tools.base import ToolContext, ToolRegistry, ToolSpec
 from framework_core.tools.mcp_calls import CallRunner
 from framework_core.tools.mcp_config import config_notes, load_mcp_json, resolve_launch  # noqa: F401 - re-exported
 from framework_core.tools.mcp_names import tool_name
+from framework_core.tools.mcp_oauth import OAuthSignIn
 from framework_core.tools.mcp_state import (BACKOFF_S, RESTART_WAIT_S, RETRY_AFTER_S, ServerStatus, _Server,
                                             describe, instructions_block, log_line)
 from framework_core.tools.result_budget import Saver, saver
@@ -59,6 +61,10 @@ class McpManager:
         self.environ: dict[str, str] = dict(os.environ)  # ${VAR} expansion only; servers never get it whole
         self.backoff: tuple[float, ...] = BACKOFF_S  # waits before each restart after a lost connection
         self.calls = CallRunner(self)
+        self.oauth = OAuthSignIn(self)  # sign-in of http and sse servers; where their tokens are kept
+        #: Called (on the MCP loop) when an urgent notice is queued, so a front end can show it at once.
+        self.on_news: Callable[[], None] | None = None
+        self._news_waiting = False
 
     def bind(self, *, window: Callable[[], int | None] | None = None, outputs_dir: Path | None = None) -> None:
         """Tie results to a session: the model's context window, and where cut results are saved."""
@@ -105,6 +111,7 @@ class McpManager:
         server.stop, server.lost, server.task = stop, lost, asyncio.current_task()
         current = lambda: server.gen == gen  # noqa: E731
         why: str | None = None
+        server.oauth_error = None
         try:
             launch = resolve_launch(server.name, server.settings, self.workspace, self.environ)
             with open(server.log_path, "a", encoding="utf-8") as log:
@@ -114,7 +121,7 @@ class McpManager:
                               on_closed=lost.set, workspace=self.workspace,
                               wrapper=self.wrapper(server.name, server.settings),
                               elicit=self.calls.elicit_on_main if self.elicit else None,
-                              on_http_error=server.http_error)
+                              on_http_error=server.http_error, auth=self.oauth.auth_for(server, launch))
                 timeout = server.settings.startup_timeout_s
                 async with connect(launch, hooks, log, timeout) as conn:
                     listing = await asyncio.wait_for(conn.list_tools(timeout), timeout)
@@ -218,23 +225,56 @@ class McpManager:
     def status(self) -> list[ServerStatus]:
         return [s.status() for s in self._servers.values()]
 
-    def notice(self, level: str, text: str, key: str | None = None) -> None:
-        """Queue a notice for the user; one with the same `key` still waiting is replaced (said once)."""
+    def notice(self, level: str, text: str, key: str | None = None, urgent: bool = False) -> None:
+        """Queue a notice for the user; one with the same `key` still waiting is replaced (said once).
+        `urgent`: the user should see it now, not with the next request (see `on_news`)."""
         with self._lock:
             if key is not None:
                 self._notices = [n for n in self._notices if n[2] != key]
             self._notices.append((level, text, key))
+            self._news_waiting = self._news_waiting or urgent
+        if urgent and self.on_news is not None:
+            self.on_news()
+
+    def watch_news(self, callback: Callable[[], None]) -> None:
+        """Set `on_news`; an urgent notice queued before this is announced at once."""
+        self.on_news = callback
+        if self._news_waiting:
+            callback()
 
     def take_notices(self) -> list[tuple[str, str]]:
         """What happened to the servers since the last call: (level, text), each said once."""
         with self._lock:
-            out, self._notices = self._notices, []
+            out, self._notices, self._news_waiting = self._notices, [], False
         return [(level, text) for level, text, _ in out]
 
     def instructions_prompt(self) -> str:
         """Servers' `instructions`, capped and marked as theirs, for the system prompt."""
         return instructions_block([(s.name, s.instructions) for s in self._servers.values()
                                    if s.state == "ready" and s.instructions])
+
+    def restart(self, name: str) -> None:
+        """End a server's connection, if any, and start it again (a new sign-in when its tokens are gone)."""
+        server = self._servers[name]
+        asyncio.run_coroutine_threadsafe(self._end(server), self.loop).result(timeout=15)
+        self._launch(server)
+
+    def stop_server(self, name: str, why: str) -> None:
+        """End a server's connection; it stays stopped, with `why` shown in /mcp."""
+        server = self._servers[name]
+        asyncio.run_coroutine_threadsafe(self._end(server), self.loop).result(timeout=15)
+        server.error = why
+
+    async def _end(self, server: _Server) -> None:
+        task = server.task
+        if server.stop is not None:
+            server.stop.set()
+        if task is not None and not task.done():
+            if server.state != "ready":
+                task.cancel()  # still connecting (or waiting for a sign-in): nothing to close gracefully
+            await asyncio.wait([task], timeout=6)
+        server.state = "stopped"
+        server.ready.set()
 
     def close(self) -> None:
         """Stop every server (a stdio server gets its stdin closed, then signals) and the loop."""
