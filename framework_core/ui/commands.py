@@ -154,7 +154,14 @@ class Commands:
         if self.agent.mcp is None:
             self.say("No MCP servers configured (mcp_servers: in framework_config.yaml, or a workspace .mcp.json).")
             return
+        if arg.strip():
+            from framework_core.ui.more_commands import mcp_sign_in
+
+            mcp_sign_in(self.repl, arg.split())
+            return
         self.repl.console.print(mcp_table(self.agent.mcp.status()))
+        self.say("/mcp login NAME signs in to a server that asks for it; /mcp logout NAME forgets its tokens.",
+                 "laca.dim")
 
     def undo(self, arg: str) -> None:
         """Revert the newest change(s), a command's or a file write's; asks before overwriting later edits."""

@@ -130,6 +130,9 @@ class Repl:
             for warning in warnings:  # a (text, style) pair for what is not a warning (a resumed session's recap)
                 text, style = warning if isinstance(warning, tuple) else (warning, "laca.warn")
                 self.console.print(Text(text, style=style))
+            from framework_core.ui.mcp_news import watch_mcp_news
+
+            watch_mcp_news(self)
 
     @property
     def agent(self) -> "Agent":

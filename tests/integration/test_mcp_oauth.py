@@ -169,6 +169,35 @@ def test_a_sign_in_nobody_finishes_times_out_with_a_clear_message(tmp_path: Path
     assert any(n.startswith("MCP server 'secure' failed to start: sign-in failed: no sign-in") for n in notices)
 
 
+def test_login_after_a_missed_sign_in_signs_in(tmp_path: Path, oauth_port: int) -> None:
+    mgr = manager(tmp_path, {"secure": McpServerSettings(url=f"http://127.0.0.1:{oauth_port}/mcp",
+                                                         oauth={"timeout_s": 1})}, lambda url: None)
+    try:
+        settled(mgr, "secure")
+        mgr.oauth.open_browser = Browser()
+        mgr.restart("secure")
+        assert settled(mgr, "secure") == "ready"
+    finally:
+        mgr.close()
+
+
+def test_a_run_without_a_terminal_does_not_offer_a_browser_sign_in(tmp_path: Path, oauth_port: int) -> None:
+    browser = Browser()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    mgr = McpManager({"secure": McpServerSettings(url=f"http://127.0.0.1:{oauth_port}/mcp", oauth=True)},
+                     ToolRegistry(), tmp_path / "logs", workspace)
+    mgr.oauth.folder, mgr.oauth.open_browser, mgr.oauth.interactive = tmp_path / "data", browser, False
+    mgr.start()
+    try:
+        settled(mgr, "secure")
+        error = mgr.status()[0].error or ""
+    finally:
+        mgr.close()
+    assert (error.startswith("sign-in failed: it needs a sign-in in the browser, which this run cannot offer"),
+            browser.visited) == (True, [])
+
+
 def test_logout_forgets_the_tokens(tmp_path: Path, oauth_port: int) -> None:
     mgr = manager(tmp_path, {"secure": McpServerSettings(url=f"http://127.0.0.1:{oauth_port}/mcp", oauth=True)},
                   Browser())
@@ -187,3 +216,47 @@ def test_oauth_is_read_from_mcp_json_in_claude_codes_spelling(tmp_path: Path) ->
         "type": "http", "url": "https://x/mcp", "oauth": {"clientId": "abc", "callbackPort": 8765}}}}))
     oauth = load_mcp_json(tmp_path)["t"].oauth_settings
     assert (oauth.client_id, oauth.callback_port) == ("abc", 8765)
+
+
+def test_mcp_logout_in_the_repl_deletes_the_tokens_kept_in_lacas_data_folder(workspace: Path, oauth_port: int,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import os
+
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+    from rich.console import Console
+
+    from framework_core.approval import ScriptedApprover
+    from framework_core.config_load import Overrides, load_config
+    from framework_core.session import open_session
+    from framework_core.ui.render import EventRenderer
+    from framework_core.ui.repl import Repl
+    from framework_core.wiring import build_agent
+
+    url = f"http://127.0.0.1:{oauth_port}/mcp"
+    first = McpManager({"secure": McpServerSettings(url=url, oauth=True)}, ToolRegistry(), workspace.parent / "logs",
+                       workspace)
+    first.oauth.open_browser = Browser()
+    first.start()
+    settled(first, "secure")
+    first.close()  # signed in once, the tokens kept in LACA's data folder
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    (workspace / "framework_config.yaml").write_text(f"mcp_servers:\n  secure:\n    url: {url}\n    oauth: true\n")
+    buf = io.StringIO()
+    console = Console(file=buf, width=200, color_system=None)
+    renderer = EventRenderer(console)
+    folder = Path(os.environ["XDG_DATA_HOME"]) / "laca" / "mcp-oauth"
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        parts = build_agent(load_config(workspace, Overrides()), events=renderer, approver=ScriptedApprover(),
+                            session=open_session(folder.parent), start_mcp=True, elicit=lambda params: None)
+        repl = Repl(None, parts.agent, console, renderer, pt_input=pipe, pt_output=DummyOutput())
+        try:
+            ready = settled(parts.agent.mcp, "secure")  # with the stored token: no browser was given
+            repl.handle("/mcp logout secure")
+            state = parts.agent.mcp.status()[0].state
+        finally:
+            parts.agent.mcp.close()
+    assert (ready, state, list(folder.iterdir())) == ("ready", "stopped", [])
+    assert "Forgot the sign-in of 'secure' (1 file deleted from" in buf.getvalue()
