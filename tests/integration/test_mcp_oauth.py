@@ -90,6 +90,28 @@ def test_a_second_start_reuses_the_stored_token(tmp_path: Path, oauth_port: int)
     assert (browser.visited, sign_ins) == ([], "1")
 
 
+def test_an_expired_token_is_refreshed_without_a_new_sign_in(tmp_path: Path) -> None:
+    import time
+
+    port = free_port()
+    with served([OAUTH, "--http", str(port)], port, env={"OAUTH_TOKEN_S": "1"}):
+        settings = {"secure": McpServerSettings(url=f"http://127.0.0.1:{port}/mcp", oauth=True)}
+        first = manager(tmp_path, settings, Browser())
+        settled(first, "secure")
+        first.close()
+        stored = next((tmp_path / "data" / "mcp-oauth").iterdir())
+        expires_at = json.loads(stored.read_text())["expires_at"]
+        wait_for(lambda: time.time() > expires_at + 1, 10, "the access token to expire")
+        browser = Browser()
+        second = manager(tmp_path, settings, browser)
+        try:
+            state = settled(second, "secure")
+            sign_ins = second.call("secure", "sign_ins", {})["content"]
+        finally:
+            second.close()
+    assert (state, browser.visited, sign_ins) == ("ready", [], "1")
+
+
 def test_a_changed_url_does_not_reuse_the_tokens(tmp_path: Path, oauth_port: int) -> None:
     first = manager(tmp_path, {"secure": McpServerSettings(url=f"http://127.0.0.1:{oauth_port}/mcp", oauth=True)},
                     Browser())

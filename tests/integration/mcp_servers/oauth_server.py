@@ -2,7 +2,8 @@
 authorization server metadata, dynamic client registration, authorize and token endpoints, bearer tokens.
 
 The provider keeps everything in memory. Its /authorize signs nobody in: it redirects at once to the
-client's redirect_uri with a code (or, with OAUTH_REFUSE=1 in its environment, with error=access_denied),
+client's redirect_uri with a code (or, with OAUTH_REFUSE=1 in its environment, with error=access_denied;
+OAUTH_TOKEN_S sets how long an access token lasts),
 so a test's "browser" is one GET that follows the redirect. Tools: `echo`, and `sign_ins` (how many
 authorization codes were issued, so a test can tell a reused token from a new sign-in).
 
@@ -22,7 +23,7 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-TOKEN_LIFETIME_S = 3600
+TOKEN_LIFETIME_S = int(os.environ.get("OAUTH_TOKEN_S", "3600"))  # a test of refreshing sets a short one
 
 
 class MemoryProvider:
