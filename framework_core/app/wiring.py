@@ -162,6 +162,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
         mcp.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network) if s.sandbox else ()
         mcp.elicit = elicit
+        mcp.oauth.interactive = elicit is not None  # a browser sign-in needs someone at the terminal (the REPL)
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)
     bind_results(teps, agent)

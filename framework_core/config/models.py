@@ -97,6 +97,29 @@ class TepsSettings(_Model):
     keep_env: list[str] = Field(default_factory=list, description="Env vars passed through even if a scrub pattern matches.")
 
 
+class McpOAuthSettings(_Model):
+    """OAuth sign-in to an http or sse MCP server (the MCP authorization spec, through the SDK's client flow).
+
+    Claude Code's camelCase spellings (`clientId`, `callbackPort`) are read too."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+    client_id: str | None = Field(None, alias="clientId", description="A client registered in advance; unset: "
+                                  "LACA registers itself (dynamic client registration).")
+    client_secret: str | None = Field(None, alias="clientSecret", description="That client's secret, if it has one; "
+                                      "write it as ${VAR} so it stays out of the file.")
+    scopes: list[str] = Field(default_factory=list, description="Scopes to ask for; unset: what the server names.")
+    callback_port: int | None = Field(None, alias="callbackPort", ge=1, le=65535, description="Port of the local "
+                                      "page the browser returns to (http://127.0.0.1:PORT/callback); unset: a free "
+                                      "port, kept for the server.")
+    timeout_s: float = Field(300.0, gt=0, alias="timeoutS", description="How long to wait for the browser sign-in.")
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _scope_string(cls, v: Any) -> Any:
+        return v.split() if isinstance(v, str) else v
+
+
 class McpServerSettings(_Model):
     """One MCP server, as `mcp_servers:` or a workspace `.mcp.json` (Claude Code's keys) declares it.
 
@@ -126,6 +149,9 @@ class McpServerSettings(_Model):
     sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (workspace writable, the rest "
                           "read-only, credentials hidden); false runs it with your own permissions.")
     network: bool = Field(True, description="A sandboxed stdio server may use the network.")
+    oauth: bool | McpOAuthSettings | None = Field(
+        None, description="OAuth sign-in for an http or sse server: true or settings turn it on, false off; unset: "
+                          "on when the server answers 401 with OAuth metadata and no Authorization header is given.")
     _notes: list[str] = PrivateAttr(default_factory=list)  # what loading it had to say (unknown .mcp.json keys)
 
     @field_validator("type", mode="before")
@@ -134,6 +160,24 @@ class McpServerSettings(_Model):
         aliases = {"streamable-http": "http", "streamable_http": "http", "streamableHttp": "http", "local": "stdio"}
         return aliases.get(v, v) if isinstance(v, str) else v
 
+    @field_validator("oauth", mode="before")
+    @classmethod
+    def _oauth_shape(cls, v: Any) -> Any:
+        """One clear message for a bad `oauth` (the union would report each of its members)."""
+        from pydantic import ValidationError
+
+        if v is None or isinstance(v, (bool, McpOAuthSettings)):
+            return v
+        if not isinstance(v, dict):
+            raise ValueError("oauth must be true, false or an object (client_id, client_secret, scopes, "
+                             "callback_port, timeout_s)")
+        try:
+            return McpOAuthSettings.model_validate(v)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ValueError(f"{'.'.join(map(str, err['loc']))}: {err['msg']} (oauth reads: client_id, "
+                             "client_secret, scopes, callback_port, timeout_s)") from None
+
     @model_validator(mode="after")
     def _has_endpoint(self) -> "McpServerSettings":
         kind = self.type or ("http" if self.url and not self.command else "stdio")
@@ -141,7 +185,20 @@ class McpServerSettings(_Model):
             raise ValueError("a stdio server needs a command (or give a url with type http or sse)")
         if kind != "stdio" and not self.url:
             raise ValueError(f"a {kind} server needs a url")
+        if kind == "stdio" and self.oauth not in (None, False):
+            raise ValueError("oauth applies to http and sse servers only (a stdio server takes its keys in env)")
+        if self.oauth not in (None, False) and any(k.lower() == "authorization" for k in self.headers):
+            raise ValueError("give either oauth or an Authorization header, not both")
         return self
+
+    @property
+    def oauth_settings(self) -> McpOAuthSettings | None:
+        """The OAuth settings in force: None when OAuth is off (false, a stdio server, or an Authorization header)."""
+        if self.oauth is False or self.transport == "stdio":
+            return None
+        if self.oauth is None and any(k.lower() == "authorization" for k in self.headers):
+            return None
+        return self.oauth if isinstance(self.oauth, McpOAuthSettings) else McpOAuthSettings()
 
     @property
     def transport(self) -> Literal["stdio", "http", "sse"]:

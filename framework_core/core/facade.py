@@ -259,6 +259,20 @@ class Facade:
         """The MCP servers' state, or None when none is configured."""
         return self.agent.mcp.status() if self.agent.mcp is not None else None
 
+    def mcp_restart(self, name: str) -> None:
+        """Start an MCP server again (a new browser sign-in when it asks for one and has no valid tokens)."""
+        if self.agent.mcp is not None:
+            self.agent.mcp.restart(name)
+
+    def mcp_logout(self, name: str) -> tuple[list[Path], Path]:
+        """Forget an MCP server's stored sign-in and stop it: the files deleted, and the folder tokens live in."""
+        mcp = self.agent.mcp
+        if mcp is None:
+            raise LacaError("no MCP servers are configured")
+        gone = mcp.oauth.forget(name)
+        mcp.stop_server(name, f"signed out; /mcp login {name} signs in again")
+        return gone, mcp.oauth.token_folder()
+
     def on_mcp_notice(self, poke: Callable[[], None]) -> None:
         """Call `poke` (from any thread) when an MCP server has something to say: failed, restarted, new tools."""
         if self.agent.mcp is not None:

@@ -4,7 +4,8 @@ Each server is held open by a task on that loop. A tool's error, a JSON-RPC erro
 times out are results for the model; only the loss of the connection (a stdio server's process exiting, an
 HTTP stream failing) restarts a server, with back-off and a limit. What the user should know (a server that
 failed to start, stopped, changed its tools, logged an error) is queued once as a notice (`take_notices`); the
-REPL's `on_notice` hook hears of each at once, so it can be said while the prompt waits (`ui/idle_notices.py`).
+REPL's `on_notice` hook hears of each at once, so it can be said while the prompt waits (`ui/idle_notices.py`):
+a sign-in address too. OAuth sign-in: `mcp_oauth.py`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from framework_core.tools.base import ToolContext, ToolRegistry, ToolSpec
 from framework_core.tools.mcp_calls import CallRunner
 from framework_core.tools.mcp_config import config_notes, load_mcp_json, resolve_launch  # noqa: F401 - re-exported
 from framework_core.tools.mcp_names import tool_name
+from framework_core.tools.mcp_oauth import OAuthSignIn
 from framework_core.tools.mcp_state import (BACKOFF_S, ERROR_LOG_LEVELS, RESTART_WAIT_S, RETRY_AFTER_S,
                                             ServerStatus, _Server, describe, instructions_block, log_line,
                                             log_summary)
@@ -66,6 +68,7 @@ class McpManager:
         self.environ: dict[str, str] = dict(os.environ)  # ${VAR} expansion only; servers never get it whole
         self.backoff: tuple[float, ...] = BACKOFF_S  # waits before each restart after a lost connection
         self.calls = CallRunner(self)
+        self.oauth = OAuthSignIn(self)  # sign-in of http and sse servers; where their tokens are kept
 
     def bind(self, *, window: Callable[[], int | None] | None = None, outputs_dir: Path | None = None) -> None:
         """Tie results to a session: the model's context window, and where cut results are saved."""
@@ -113,6 +116,7 @@ class McpManager:
         server.stop, server.lost, server.task = stop, lost, asyncio.current_task()
         current = lambda: server.gen == gen  # noqa: E731
         why: str | None = None
+        server.oauth_error = None
         try:
             launch = resolve_launch(server.name, server.settings, self.workspace, self.environ)
             with open(server.log_path, "a", encoding="utf-8") as log:
@@ -122,7 +126,7 @@ class McpManager:
                               on_closed=lost.set, workspace=self.workspace,
                               wrapper=self.wrapper(server.name, server.settings),
                               elicit=self.calls.elicit_on_main if self.elicit else None,
-                              on_http_error=server.http_error)
+                              on_http_error=server.http_error, auth=self.oauth.auth_for(server, launch))
                 timeout = server.settings.startup_timeout_s
                 async with connect(launch, hooks, log, timeout) as conn:
                     listing = await asyncio.wait_for(conn.list_tools(timeout), timeout)
@@ -265,6 +269,29 @@ class McpManager:
         """Servers' `instructions`, capped and marked as theirs, for the system prompt."""
         return instructions_block([(s.name, s.instructions) for s in self._servers.values()
                                    if s.state == "ready" and s.instructions])
+
+    def restart(self, name: str) -> None:
+        """End a server's connection, if any, and start it again (a new sign-in when its tokens are gone)."""
+        server = self._servers[name]
+        asyncio.run_coroutine_threadsafe(self._end(server), self.loop).result(timeout=15)
+        self._launch(server)
+
+    def stop_server(self, name: str, why: str) -> None:
+        """End a server's connection; it stays stopped, with `why` shown in /mcp."""
+        server = self._servers[name]
+        asyncio.run_coroutine_threadsafe(self._end(server), self.loop).result(timeout=15)
+        server.error = why
+
+    async def _end(self, server: _Server) -> None:
+        task = server.task
+        if server.stop is not None:
+            server.stop.set()
+        if task is not None and not task.done():
+            if server.state != "ready":
+                task.cancel()  # still connecting (or waiting for a sign-in): nothing to close gracefully
+            await asyncio.wait([task], timeout=6)
+        server.state = "stopped"
+        server.ready.set()
 
     def close(self) -> None:
         """Stop every server (a stdio server gets its stdin closed, then signals) and the loop."""

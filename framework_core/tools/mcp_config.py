@@ -1,6 +1,6 @@
 """MCP server configuration: a workspace `.mcp.json` as Claude Code writes it, `${VAR}` expansion, the launch.
 
-`.mcp.json` holds `{"mcpServers": {name: {type, command, args, env, url, headers, ...}}}`. LACA's own keys
+`.mcp.json` holds `{"mcpServers": {name: {type, command, args, env, url, headers, oauth, ...}}}`. LACA's own keys
 (`permission`, `tools`, `disabled`, `output_budget_chars`, timeouts) are read there too; other keys are
 reported and ignored. `${VAR}` and `${VAR:-default}` are expanded only when a server starts, so the values
 of secrets never sit in the loaded configuration.
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
-from framework_core.config.models import McpServerSettings
+from framework_core.config.models import McpOAuthSettings, McpServerSettings
 from framework_core.errors import ConfigError
 
 MCP_JSON = ".mcp.json"
@@ -34,6 +34,8 @@ class Launch:
     cwd: str = ""
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    oauth: McpOAuthSettings | None = None  # OAuth sign-in (http, sse), its client id and secret expanded
+    oauth_auto: bool = False  # not asked for: used only if the server answers 401 with OAuth metadata
 
 
 def expand(value: str, environ: Mapping[str, str], missing: list[str]) -> str:
@@ -56,12 +58,20 @@ def resolve_launch(name: str, settings: McpServerSettings, workspace: Path, envi
     x = lambda v: expand(v, environ, missing)  # noqa: E731
     launch = Launch(settings.transport, command=x(settings.command or ""), args=tuple(x(a) for a in settings.args),
                     env={k: x(v) for k, v in settings.env.items()}, cwd=x(settings.cwd or "") or str(workspace),
-                    url=x(settings.url or ""), headers={k: x(v) for k, v in settings.headers.items()})
+                    url=x(settings.url or ""), headers={k: x(v) for k, v in settings.headers.items()},
+                    oauth=_expand_oauth(settings.oauth_settings, x), oauth_auto=settings.oauth is None)
     if missing:
         names = ", ".join(dict.fromkeys(missing))
         raise ConfigError(f"MCP server '{name}' needs the environment variable(s) {names}: set them before starting "
                           f"LACA, or give a default in the config as ${{{missing[0]}:-value}}")
     return launch
+
+
+def _expand_oauth(oauth: McpOAuthSettings | None, x: Any) -> McpOAuthSettings | None:
+    if oauth is None:
+        return None
+    return oauth.model_copy(update={"client_id": x(oauth.client_id) if oauth.client_id else None,
+                                    "client_secret": x(oauth.client_secret) if oauth.client_secret else None})
 
 
 def stdio_parameters(launch: Launch, wrapper: Sequence[str] = ()) -> Any:
@@ -119,7 +129,4 @@ def _stringify(key: str, value: Any) -> Any:
 
 
 def _unknown_note(server: str, key: str) -> str:
-    if key == "oauth":
-        return (f"{MCP_JSON}: server '{server}': OAuth sign-in is not supported yet and was ignored; give a token "
-                "in headers instead (Authorization: 'Bearer ${MY_TOKEN}')")
     return f"{MCP_JSON}: server '{server}': unknown key '{key}' ignored (LACA reads: {', '.join(_KNOWN)})"

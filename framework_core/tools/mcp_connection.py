@@ -28,6 +28,7 @@ class Hooks:
     elicit: Callable[[Any], Awaitable[Any]] | None = None  # ElicitRequestParams -> ElicitResult
     wrapper: tuple[str, ...] = ()  # argv put in front of a stdio server's command (a sandbox)
     on_http_error: Callable[[int, str], None] = lambda status, reason: None  # an http/sse answer of 4xx/5xx
+    auth: Any = None  # an httpx auth for http and sse (OAuth sign-in, see mcp_oauth); None: headers only
 
 
 @dataclass
@@ -120,7 +121,7 @@ def _transport(launch: Launch, hooks: Hooks, log: TextIO) -> Any:
     if launch.transport == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(launch.url, headers=dict(launch.headers) or None)
+        return sse_client(launch.url, headers=dict(launch.headers) or None, auth=hooks.auth)
     return _streamable_http(launch, hooks)
 
 
@@ -135,7 +136,7 @@ async def _streamable_http(launch: Launch, hooks: Hooks) -> AsyncIterator[Any]:
 
     # The SDK's own defaults: 30 s to connect and write, 300 s to read (a server may hold a stream open).
     async with httpx2.AsyncClient(headers=dict(launch.headers), timeout=httpx2.Timeout(30.0, read=300.0),
-                                  event_hooks={"response": [watch]}) as http:
+                                  event_hooks={"response": [watch]}, auth=hooks.auth) as http:
         async with streamable_http_client(launch.url, http_client=http) as streams:
             yield streams
 

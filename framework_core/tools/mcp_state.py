@@ -22,7 +22,7 @@ INSTRUCTIONS_MAX = 2_000  # characters of one server's instructions in the syste
 @dataclass
 class ServerStatus:
     name: str
-    state: str  # starting | ready | restarting | failed | stopped
+    state: str  # starting | authorizing (waiting for the user's sign-in) | ready | restarting | failed | stopped
     tools: list[str] = field(default_factory=list)
     error: str | None = None
     log_path: Path | None = None
@@ -51,6 +51,7 @@ class _Server:
         self.failures = 0
         self.started_at = self.ready_at = self.failed_at = 0.0
         self.last_http: tuple[int, str] | None = None
+        self.oauth_error: str | None = None  # why the last OAuth sign-in failed (see mcp_oauth)
 
     def up(self) -> None:
         self.state, self.error, self.ever_ready, self.ready_at = "ready", None, True, time.monotonic()
@@ -82,6 +83,8 @@ def describe(exc: BaseException, server: _Server | None = None) -> str:
     inner = getattr(exc, "exceptions", None)
     if inner:
         return describe(inner[0], server)
+    if server is not None and server.oauth_error:  # the SDK reports a failed sign-in as a closed connection
+        return server.oauth_error
     if server is not None and server.last_http and server.last_http[0] in (401, 403):
         status, reason = server.last_http
         return (f"HTTP {status} {reason} from {server.settings.url}: the server wants credentials; give them in "

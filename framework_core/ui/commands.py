@@ -150,7 +150,14 @@ class Commands:
         if servers is None:
             self.say("No MCP servers configured (mcp_servers: in framework_config.yaml, or a workspace .mcp.json).")
             return
+        if arg.strip():
+            from framework_core.ui.more_commands import mcp_sign_in
+
+            mcp_sign_in(self.repl, arg.split())
+            return
         self.repl.console.print(mcp_table(servers))
+        self.say("/mcp login NAME signs in to a server that asks for it; /mcp logout NAME forgets its tokens.",
+                 "laca.dim")
 
     def undo(self, arg: str) -> None:
         """Revert the newest change(s), a command's or a file write's; asks before overwriting later edits."""

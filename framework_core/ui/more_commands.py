@@ -123,3 +123,25 @@ def init_command(repl: "Repl", arg: str) -> None:
     repl.facade.reload_workspace_instructions()
     repl.console.print(Text(f"Wrote {target} ({len(text.splitlines())} lines); it is part of the instructions "
                             "from the next message on. Edit it freely; ask the model to improve it.", style="laca.ok"))
+
+
+def mcp_sign_in(repl: "Repl", words: list[str]) -> None:
+    """`/mcp login NAME` starts the server again (a browser sign-in when it has no valid tokens);
+    `/mcp logout NAME` deletes its stored tokens and stops it."""
+    facade = repl.facade
+    names = [s.name for s in facade.mcp_status() or []]
+    if len(words) != 2 or words[0] not in ("login", "logout"):
+        raise LacaError("usage: /mcp [login|logout NAME]  (/mcp lists the servers)")
+    action, name = words
+    if name not in names:
+        raise LacaError(f"no MCP server named '{name}'; the servers are: {', '.join(names) or 'none'}")
+    if action == "logout":
+        gone, folder = facade.mcp_logout(name)
+        said = (f"Forgot the sign-in of '{name}' ({len(gone)} file{'s' if len(gone) != 1 else ''} deleted from "
+                f"{folder}); the server is stopped.") if gone else \
+            f"'{name}' had no stored sign-in (kept in {folder}); the server is stopped."
+        repl.console.print(Text(said))
+        return
+    facade.mcp_restart(name)
+    repl.console.print(Text(f"Starting '{name}' again; if it asks for a sign-in, its address is shown here and "
+                            "opened in your browser. /mcp shows its state.", style="laca.dim"))

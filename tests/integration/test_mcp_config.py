@@ -92,9 +92,24 @@ def test_every_key_of_the_settings_is_read_from_mcp_json(tmp_path: Path) -> None
     assert config_notes(s) == [] and all(getattr(s, k) == v for k, v in raw.items())
 
 
-def test_oauth_gets_its_own_note(tmp_path: Path) -> None:
+def test_oauth_is_a_known_key(tmp_path: Path) -> None:
     s = load_mcp_json(write(tmp_path, {"t": {"type": "http", "url": "https://x/mcp", "oauth": {"clientId": "a"}}}))["t"]
-    assert "OAuth sign-in is not supported yet" in config_notes(s)[0]
+    assert config_notes(s) == []
+
+
+def test_a_bad_oauth_key_is_named_with_what_oauth_reads(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"line 1 \(key 'mcpServers.t.oauth'\): server 't': clientID: Extra inputs "
+                                          r"are not permitted \(oauth reads: client_id"):
+        load_mcp_json(write(tmp_path, {"t": {"type": "http", "url": "https://x/mcp", "oauth": {"clientID": "a"}}}))
+
+
+def test_oauth_on_a_stdio_server_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="oauth applies to http and sse servers only"):
+        load_mcp_json(write(tmp_path, {"t": {"command": "x", "oauth": True}}))
+
+
+def test_an_authorization_header_turns_the_automatic_sign_in_off() -> None:
+    assert McpServerSettings(url="http://x/mcp", headers={"Authorization": "Bearer t"}).oauth_settings is None
 
 
 @pytest.mark.parametrize(("text", "where", "problem"), [
