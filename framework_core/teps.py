@@ -1,7 +1,8 @@
 """TEPS: Tool Execution & Permission Service.
 
-`TEPSEngine.execute_tool(request) -> ToolResult`: ask the policy, show ICERC and ask the user through an
-`Approver` when needed, run the handler, return the result (the stable formats: docs/ARCHITECTURE.md).
+`TEPSEngine.execute_tool(request dict) -> result dict` (typed: `execute`, `execute_batch`): ask the policy, show
+ICERC and ask the user through an `Approver` when needed, run the handler, return the result (the stable formats:
+docs/ARCHITECTURE.md).
 TEPS executes; it does not render: everything the user sees goes out as events.
 """
 
@@ -62,18 +63,18 @@ class TEPSEngine:
                  policy: PolicyState | None = None, events: EventSink = discard, audit: AuditSink | None = None,
                  env: dict[str, str] | None = None, sandbox: "Sandbox | None" = None,
                  undo: "UndoStore | None" = None) -> None:
-        from framework_core.tools.builtin import builtin_tools
+        from framework_core.tools.builtin import builtin_registry
         from framework_core.tools.envscrub import scrub_env
 
         self.settings = config if isinstance(config, TepsSettings) else TepsSettings(**(config or {}))
         self.workspace = (workspace or Path.cwd()).resolve()
-        if registry is None:
-            registry = ToolRegistry()
-            for spec in builtin_tools():
-                registry.register(spec)
-        self.registry = registry
+        self.registry = registry if registry is not None else builtin_registry()
         self.approver: Approver = approver or DeclineAllApprover()
-        self.policy = policy or self._policy_from_settings()
+        if policy is None:  # built from a config dict alone: the allowlist and rule files it names
+            from framework_core.config.rule_files import load_policy, settings_rule_files
+
+            policy = load_policy(settings_rule_files(self.settings))
+        self.policy = policy
         self.events = events
         self.audit = audit or (lambda record: None)
         self.dry_run = self.settings.dry_run_enabled
@@ -98,23 +99,16 @@ class TEPSEngine:
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
                                    undo=undo, withheld_env=withheld, sandbox=sandbox)
 
-    def _policy_from_settings(self) -> PolicyState:
-        """Built directly from a config dict (`TEPSEngine(config)`), TEPS loads the allowlist and rule files itself."""
-        files = [Path(p) for p in [self.settings.allowlist_file, *self.settings.rule_files] if p]
-        if not files:
-            return PolicyState()
-        from framework_core.config.rule_files import load_rule_files
-
-        return PolicyState(rules=load_rule_files(files))
-
     # ---- the stable entry point (docs/ARCHITECTURE.md) --------------------------------------
 
-    def execute_tool(self, tool_request: ToolRequest | dict[str, Any]) -> ToolResult | dict[str, Any]:
-        """Run one request. A request dict in gives a result dict out; a ToolRequest gives a ToolResult."""
-        as_dict = isinstance(tool_request, dict)
-        req = ToolRequest.from_dict(tool_request) if as_dict else tool_request
-        result = self.execute_batch([req])[0]
-        return result.to_dict() if as_dict else result
+    def execute_tool(self, tool_request: dict[str, Any]) -> dict[str, Any]:
+        """Run one request given as the stable dict (`request_id`, `tool_name`, `parameters`, `icerc_full_text`);
+        the result is the stable dict (`request_id`, `tool_name`, `status`, `data`)."""
+        return self.execute(ToolRequest.from_dict(tool_request)).to_dict()
+
+    def execute(self, request: ToolRequest) -> ToolResult:
+        """Run one typed request (a reply with several calls goes through `execute_batch`)."""
+        return self.execute_batch([request])[0]
 
     def execute_batch(self, requests: list[ToolRequest],
                       on_result: Callable[[ToolResult], None] | None = None) -> list[ToolResult]:

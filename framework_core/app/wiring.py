@@ -27,8 +27,9 @@ class Parts:
 
 
 def rule_file_paths(loaded: LoadedConfig) -> list[Path]:
-    cfg = loaded.config.teps_settings
-    paths = [Path(p) for p in ([cfg.allowlist_file] if cfg.allowlist_file else []) + list(cfg.rule_files)]
+    from framework_core.config.rule_files import settings_rule_files
+
+    paths = settings_rule_files(loaded.config.teps_settings)
     for extra in (user_config_dir() / USER_RULES, loaded.workspace / WORKSPACE_RULES):
         if extra.is_file() and extra not in paths:
             paths.append(extra)
@@ -44,25 +45,16 @@ def tool_file_paths(loaded: LoadedConfig) -> list[Path]:
 
 
 def build_policy_state(loaded: LoadedConfig):  # -> PolicyState
-    from framework_core.policy.decide import PolicyState
-    from framework_core.config.rule_files import load_rule_files
+    from framework_core.config.rule_files import load_policy
 
-    missing = [str(p) for p in rule_file_paths(loaded) if not p.is_file()]
-    if missing:
-        raise ConfigError(f"rule file not found: {missing[0]}. Fix teps_settings.allowlist_file / rule_files.")
-    rules = load_rule_files(rule_file_paths(loaded))
     auto = str(loaded.workspace / WORKSPACE_RULES)  # read because it is there, not because the user named it
-    rules.rules = [r for r in rules.rules if r.source != auto or loaded.trust.allows(f"rule:{r.name}")]
-    return PolicyState(rules=rules)
+    return load_policy(rule_file_paths(loaded), keep=lambda r: r.source != auto or loaded.trust.allows(f"rule:{r.name}"))
 
 
 def build_registry(loaded: LoadedConfig):  # -> ToolRegistry
-    from framework_core.tools.base import ToolRegistry
-    from framework_core.tools.builtin import builtin_tools
+    from framework_core.tools.builtin import builtin_registry
 
-    registry = ToolRegistry()
-    for spec in builtin_tools():
-        registry.register(spec)
+    registry = builtin_registry()
     paths = tool_file_paths(loaded)
     if paths:
         from framework_core.tools.declared import load_tools_file

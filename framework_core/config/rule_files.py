@@ -4,13 +4,38 @@ the line and the key. The policy itself reads no files (`policy/rules.py` takes 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from framework_core.errors import ConfigError
 from framework_core.config.load_errors import at_key, explain, type_name
 from framework_core.policy.rules import RuleFileError, RuleModel, RuleSet, rules_from_data, rules_from_lines
 from framework_core.config.yaml_load import YamlDoc, parse_yaml, read_text
 
+if TYPE_CHECKING:
+    from framework_core.config.models import TepsSettings
+    from framework_core.policy.decide import PolicyState
+    from framework_core.policy.rules import Rule
+
 YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def settings_rule_files(settings: "TepsSettings") -> list[Path]:
+    """The allowlist and rule files `teps_settings` names, in order."""
+    return [Path(p) for p in [settings.allowlist_file, *settings.rule_files] if p]
+
+
+def load_policy(paths: list[Path], keep: "Callable[[Rule], bool] | None" = None) -> "PolicyState":
+    """The policy state of a session: the rules of `paths` (each must exist), those `keep` refuses left out.
+    The one way TEPS gets its rules, whether the app builds it or `TEPSEngine(config)` builds itself."""
+    from framework_core.policy.decide import PolicyState
+
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise ConfigError(f"rule file not found: {missing[0]}. Fix teps_settings.allowlist_file / rule_files.")
+    rules = load_rule_files(paths)
+    if keep is not None:
+        rules.rules = [r for r in rules.rules if keep(r)]
+    return PolicyState(rules=rules)
 
 
 def load_rule_file(path: Path) -> RuleSet:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from framework_core.errors import ToolArgumentError, ToolError
-from framework_core.tools.base import ActionPreview, ToolContext, ToolSpec
+from framework_core.tools.base import ActionPreview, ToolContext, ToolRegistry, ToolSpec
 from framework_core.sandbox.undo_store import UndoError
 from framework_core.tools.files import resolve_in_workspace, unified_diff_preview, write_with_undo
 from framework_core.wording import plural
@@ -196,6 +196,14 @@ def _shown(path: Path, ctx: ToolContext) -> str:
         return str(path.relative_to(ctx.workspace))
     except ValueError:
         return str(path)
+
+
+def builtin_registry() -> ToolRegistry:
+    """A registry holding the built-in tools: where every registry starts."""
+    registry = ToolRegistry()
+    for spec in builtin_tools():
+        registry.register(spec)
+    return registry
 
 
 def builtin_tools() -> list[ToolSpec]:

@@ -96,14 +96,14 @@ def test_offered_tools_carry_the_icerc_field(manager: Rig) -> None:
 def test_call_always_runs_without_prompt(manager: Rig, git_repo: Path) -> None:
     _, registry, _ = manager
     teps, approver = teps_for(registry, git_repo)
-    res = teps.execute_tool(ToolRequest("t1", "mcp__time__get_current_time", {"timezone": "UTC"}, "brief"))
+    res = teps.execute(ToolRequest("t1", "mcp__time__get_current_time", {"timezone": "UTC"}, "brief"))
     assert (res.status, '"timezone": "UTC"' in res.data["content"], approver.seen) == ("success", True, [])
 
 
 def test_approval_panel_names_the_server_and_the_arguments(manager: Rig, git_repo: Path) -> None:
     _, registry, _ = manager
     teps, approver = teps_for(registry, git_repo, ["y"])
-    teps.execute_tool(ToolRequest("e1", "mcp__slow__echo", {"text": "hi 1"}, "Intent: echo"))
+    teps.execute(ToolRequest("e1", "mcp__slow__echo", {"text": "hi 1"}, "Intent: echo"))
     seen = approver.seen[0]
     assert (seen.server, "trick" in (seen.warning or ""), '"text": "hi 1"' in seen.preview.body) == ("slow", True, True)
 
@@ -111,29 +111,29 @@ def test_approval_panel_names_the_server_and_the_arguments(manager: Rig, git_rep
 def test_decline_carries_the_users_reason(manager: Rig, git_repo: Path) -> None:
     _, registry, _ = manager
     teps, _ = teps_for(registry, git_repo, [ApprovalAnswer("deny", reason="not now")])
-    declined = teps.execute_tool(ToolRequest("e2", "mcp__slow__echo", {"text": "x"}, "b"))
+    declined = teps.execute(ToolRequest("e2", "mcp__slow__echo", {"text": "x"}, "b"))
     assert (declined.status, declined.data["user_reason"]) == ("declined_by_user", "not now")
 
 
 def test_session_grant_covers_only_that_tool(manager: Rig, git_repo: Path) -> None:
     _, registry, _ = manager
     teps, approver = teps_for(registry, git_repo, ["a", "n"])
-    teps.execute_tool(ToolRequest("e3", "mcp__slow__echo", {"text": "x"}, "b"))
-    again = teps.execute_tool(ToolRequest("e4", "mcp__slow__echo", {"text": "y"}, "b")).status
-    other = teps.execute_tool(ToolRequest("f1", "mcp__slow__fail", {}, "b")).status
+    teps.execute(ToolRequest("e3", "mcp__slow__echo", {"text": "x"}, "b"))
+    again = teps.execute(ToolRequest("e4", "mcp__slow__echo", {"text": "y"}, "b")).status
+    other = teps.execute(ToolRequest("f1", "mcp__slow__fail", {}, "b")).status
     assert (again, other, len(approver.seen)) == ("success", "declined_by_user", 2)
 
 
 def test_never_tool_is_refused(manager: Rig, git_repo: Path) -> None:
     _, registry, _ = manager
     teps, _ = teps_for(registry, git_repo)
-    assert teps.execute_tool(ToolRequest("n1", "mcp__time__convert_time", {}, "b")).status == "blocked_by_policy"
+    assert teps.execute(ToolRequest("n1", "mcp__time__convert_time", {}, "b")).status == "blocked_by_policy"
 
 
 def test_tool_error_becomes_an_error_result(manager: Rig, git_repo: Path) -> None:
     _, registry, _ = manager
     teps, _ = teps_for(registry, git_repo, ["y"])
-    res = teps.execute_tool(ToolRequest("x1", "mcp__slow__fail", {}, "b"))
+    res = teps.execute(ToolRequest("x1", "mcp__slow__fail", {}, "b"))
     assert res.status == "error" and "reported an error" in res.data["error_message"]
 
 

@@ -111,7 +111,7 @@ def test_arguments_that_do_not_fit_the_schema_are_an_error_result_and_nothing_is
         cases: McpManager, tmp_path: Path, tool: str, args: dict, message: str) -> None:
     approver = ScriptedApprover(["y"])
     teps = TEPSEngine({}, registry=cases.registry, workspace=tmp_path, approver=approver)
-    res = teps.execute_tool(ToolRequest("r", f"mcp__cases__{tool}", args, "Intent: test"))
+    res = teps.execute(ToolRequest("r", f"mcp__cases__{tool}", args, "Intent: test"))
     assert (res.status, res.data.get("error_message"), approver.seen) == ("error", message, [])
 
 
@@ -123,7 +123,7 @@ def test_arguments_that_fit_the_schema_reach_the_server(cases: McpManager, tmp_p
                                                         content: str) -> None:
     approver = ScriptedApprover(["y"])
     teps = TEPSEngine({}, registry=cases.registry, workspace=tmp_path, approver=approver)
-    res = teps.execute_tool(ToolRequest("r", f"mcp__cases__{tool}", args, "Intent: test"))
+    res = teps.execute(ToolRequest("r", f"mcp__cases__{tool}", args, "Intent: test"))
     assert (res.status, res.data.get("content"), len(approver.seen)) == ("success", content, 1)
 
 

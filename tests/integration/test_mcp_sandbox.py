@@ -33,7 +33,7 @@ def start(workspace: Path, *, sandboxed: bool):
 
 
 def report(agent, outside: Path) -> dict[str, str]:
-    result = agent.teps.execute_tool(ToolRequest("p", "mcp__probe__probe", {"outside": str(outside)}, "probe"))
+    result = agent.teps.execute(ToolRequest("p", "mcp__probe__probe", {"outside": str(outside)}, "probe"))
     text = str(result.data.get("content") or result.data)
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 

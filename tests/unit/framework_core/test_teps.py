@@ -86,16 +86,16 @@ def test_unknown_tool_and_bad_arguments_are_error_results(workspace: Path) -> No
     out = teps.execute_tool({"request_id": "x", "tool_name": "nope", "parameters": {}})
     assert out["status"] == "error" and "executeBashCommand" in out["data"]["error_message"]
     bad = ToolRequest.from_raw_arguments("y", "executeBashCommand", '{"command": "ls"')
-    res = teps.execute_tool(bad)
+    res = teps.execute(bad)
     assert res.status == "error" and "JSON" in res.data["error_message"]
-    res = teps.execute_tool(ToolRequest("z", "readFile", {}, "b"))
+    res = teps.execute(ToolRequest("z", "readFile", {}, "b"))
     assert res.status == "error"
 
 
 def test_write_file_asks_and_shows_diff(workspace: Path) -> None:
     (workspace / "f.txt").write_text("old\n")
     teps, approver, _ = engine(workspace, ["y"])
-    res = teps.execute_tool(ToolRequest("w", "writeFile", {"path": "f.txt", "content": "new\n"}, "brief"))
+    res = teps.execute(ToolRequest("w", "writeFile", {"path": "f.txt", "content": "new\n"}, "brief"))
     assert res.status == "success" and (workspace / "f.txt").read_text() == "new\n"
     preview = approver.seen[0].preview
     assert "-old" in preview.body and "+new" in preview.body
@@ -106,12 +106,12 @@ def test_dry_run_previews_a_command_and_applies_only_what_is_accepted(workspace:
     teps, approver, _ = engine(workspace, ["n", "y"])  # answers to the two previews, not to "Allow?"
     teps.dry_run = True
     command = "sed -i s/old/new/ a.txt && touch dry.txt"
-    res = teps.execute_tool(ToolRequest("d", "executeBashCommand", {"command": command}, "b"))
+    res = teps.execute(ToolRequest("d", "executeBashCommand", {"command": command}, "b"))
     assert res.status == "success" and res.data["changes"].startswith("previewed, NOT applied")
     assert (workspace / "a.txt").read_text() == "old\n" and not (workspace / "dry.txt").exists()
     summary, diff = approver.reviewed[0]
     assert "1 file changed" in summary and "+new" in diff and approver.seen == []
-    res = teps.execute_tool(ToolRequest("e", "executeBashCommand", {"command": command}, "b"))
+    res = teps.execute(ToolRequest("e", "executeBashCommand", {"command": command}, "b"))
     assert (workspace / "a.txt").read_text() == "new\n" and (workspace / "dry.txt").exists()
     assert "1 file created" in res.data["changes"]
 
@@ -119,7 +119,7 @@ def test_dry_run_previews_a_command_and_applies_only_what_is_accepted(workspace:
 def test_dry_run_shows_a_file_write_without_making_it(workspace: Path) -> None:
     teps, _, _ = engine(workspace, ["y"])
     teps.dry_run = True
-    res = teps.execute_tool(ToolRequest("w", "writeFile", {"path": "w.txt", "content": "x"}, "b"))
+    res = teps.execute(ToolRequest("w", "writeFile", {"path": "w.txt", "content": "x"}, "b"))
     assert res.status == "dry_run" and not (workspace / "w.txt").exists()
 
 
@@ -130,7 +130,7 @@ def test_handler_crash_becomes_error_result(workspace: Path) -> None:
         raise RuntimeError("kaput")
 
     teps.registry.register(ToolSpec("boom", "explodes", {"type": "object", "properties": {}}, boom, permission="always"))
-    res = teps.execute_tool(ToolRequest("b", "boom", {}, "b"))
+    res = teps.execute(ToolRequest("b", "boom", {}, "b"))
     assert res.status == "error" and "kaput" in res.data["error_message"]
 
 
@@ -156,7 +156,7 @@ def test_batch_session_grant_covers_later_calls_and_interrupt_answers_all(worksp
 
 def test_scrubbed_variable_does_not_reach_command(workspace: Path) -> None:
     teps, _, _ = engine(workspace, ["y"], env={"PATH": "/usr/bin:/bin", "MY_API_KEY": "s3cret", "HOME": str(workspace)})
-    res = teps.execute_tool(ToolRequest("e", "executeBashCommand", {"command": "echo \"[$MY_API_KEY]\""}, "b"))
+    res = teps.execute(ToolRequest("e", "executeBashCommand", {"command": "echo \"[$MY_API_KEY]\""}, "b"))
     assert "s3cret" not in res.to_model_text()
     assert "[]" in res.data["stdout"]
 

@@ -17,7 +17,7 @@ from framework_core.tools.base import ToolSpec
 def run(ws: Path, tool: str, args: dict, answers=("y",)) -> tuple[str, dict, ScriptedApprover]:
     approver = ScriptedApprover(answers)
     teps = TEPSEngine({"command_timeout_s": 10}, workspace=ws, approver=approver)
-    res = teps.execute_tool(ToolRequest("r", tool, args, "Intent: test"))
+    res = teps.execute(ToolRequest("r", tool, args, "Intent: test"))
     return res.status, res.data, approver
 
 
@@ -53,7 +53,7 @@ def test_the_brief_sent_inside_the_arguments_is_not_an_unknown_argument(workspac
     (workspace / "a.txt").write_text("one\n")
     req = ToolRequest.from_dict({"request_id": "r", "tool_name": "readFile", "icerc_full_text": "Intent: read",
                                  "parameters": {"path": "a.txt", ICERC_FIELD: "Intent: read"}})
-    res = TEPSEngine({}, workspace=workspace).execute_tool(req)
+    res = TEPSEngine({}, workspace=workspace).execute(req)
     assert (res.status, res.data["content"]) == ("success", "one\n")
 
 

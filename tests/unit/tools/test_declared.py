@@ -50,7 +50,7 @@ ARGV_TOOL = f"""
 
 
 def call(teps: TEPSEngine, name: str, **args):
-    return teps.execute_tool(ToolRequest("r", name, args, "brief"))
+    return teps.execute(ToolRequest("r", name, args, "brief"))
 
 
 def test_injection_stays_one_argument(workspace: Path) -> None:
@@ -82,7 +82,7 @@ def test_typed_params_and_flags(workspace: Path) -> None:
 ])
 def test_bad_arguments_become_error_results_and_nothing_runs(workspace: Path, args: dict, problem: str) -> None:
     teps = engine(workspace, ARGV_TOOL)
-    res = teps.execute_tool(ToolRequest("r", "show_args", args, "b"))
+    res = teps.execute(ToolRequest("r", "show_args", args, "b"))
     assert res.status == "error" and problem in res.data["error_message"]
 
 
