@@ -306,6 +306,9 @@ class LLMAdapterInterface(ABC):
     def close(self) -> None:
         """Release connections. Safe to call twice."""
 
+    def prepare(self) -> None:
+        """Do the slow part of the first request ahead of it (import the SDK, build its client)."""
+
     def send_message_sequence(self, messages: list[Message], active_persona_id: str | None = None,
                               tools: list[ToolSchema] | None = None) -> LLMResponse:
         """The stable blocking call: drain `stream` and return the whole response."""

@@ -36,6 +36,9 @@ class SDKAdapter(LLMAdapterInterface):
                 default_headers=self.config.extra_headers or None)
         return self._client
 
+    def prepare(self) -> None:
+        self.client  # noqa: B018 - building the client imports the SDK
+
     def list_models(self, timeout_s: float, limit: int) -> list[str]:
         """The ids of the models the server offers (`GET /models`), as it lists them."""
         from framework_core.adapters.errors import map_sdk_error

@@ -58,6 +58,7 @@ class Agent:
         self.provider_name = config.llm_provider
         self.persona_id = config.default_persona
         self._adapter: LLMAdapterInterface | None = None
+        self._adapter_lock = threading.Lock()
         self._mcp_waited = False
         self.said_notes: set[str] = set()  # capability notes already shown (see limits)
         self.context_mark: int | None = None  # messages the last counted request covered (see compaction)
@@ -88,20 +89,26 @@ class Agent:
 
     @property
     def adapter(self) -> "LLMAdapterInterface":
-        if self._adapter is None:
-            from framework_core.adapters import create_adapter
+        """The active provider's adapter, created on first use (the warm-up thread and a request may race for it;
+        the lock makes one of them create it, for the provider in force)."""
+        with self._adapter_lock:
+            if self._adapter is None:
+                from framework_core.adapters import create_adapter
 
-            if self.key_problem is not None:
-                raise self.key_problem
-
-            self._adapter = create_adapter(self.provider, self.dcm, self.api_key)
-        return self._adapter
+                if self.key_problem is not None:
+                    raise self.key_problem
+                self._adapter = create_adapter(self.provider, self.dcm, self.api_key)
+            return self._adapter
 
     def warm_up(self) -> threading.Thread:
-        """Import the provider SDK in the background so the first message does not wait for it."""
+        """Import the provider's SDK and build its client in the background, so the first message does not
+        wait for either. A switch meanwhile wins: the warmed adapter is dropped if it is no longer the one."""
         def work() -> None:
             try:
-                self.adapter  # noqa: B018 - creating it imports the SDK
+                adapter = self.adapter
+                with self._adapter_lock:
+                    if adapter is self._adapter:
+                        adapter.prepare()
             except Exception:
                 pass  # the first real request reports problems properly
 
@@ -129,9 +136,10 @@ class Agent:
         self.persona_id = persona_id
 
     def _reset_adapter(self) -> None:
-        if self._adapter is not None:
-            self._adapter.close()
-        self._adapter = None
+        with self._adapter_lock:
+            if self._adapter is not None:
+                self._adapter.close()
+            self._adapter = None
 
     def _on_write_state(self, error: str | None) -> None:
         if error is not None:

@@ -126,3 +126,20 @@ def test_tool_call_ids_other_apis_made_are_accepted_and_paired(rig: Rig) -> None
     assert rig.agent.run_turn("what did you read?").text == "I remember all three."
     body = json.dumps(rig.server.requests[-1])
     assert "functions.readFile:0" not in body and "x" * 70 not in body
+
+
+# ---- the warm-up ---------------------------------------------------------------------------------------------
+
+def test_the_warm_up_builds_the_sdk_client_before_the_first_message(rig) -> None:
+    rig.agent.warm_up().join(10)
+    assert rig.agent._adapter is not None and rig.agent._adapter._client is not None  # the SDK is imported
+
+
+def test_a_switch_during_the_warm_up_wins(rig) -> None:
+    other = "anthropic" if rig.agent.provider_name == "openai" else "openai"
+    rig.agent.config.llm_settings[other] = rig.agent.config.llm_settings[rig.agent.provider_name].model_copy(
+        update={"type": other})
+    thread = rig.agent.warm_up()
+    rig.agent.set_provider(other)
+    thread.join(10)
+    assert rig.agent.adapter.config.type == other  # never the old provider's adapter, warmed late
