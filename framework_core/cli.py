@@ -10,10 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 from framework_core.cli_options import COMMANDS, GROUPS, OPTIONS, command_start
 from framework_core.errors import ConfigError, LacaError
+
+if TYPE_CHECKING:
+    from framework_core.config_load import Overrides
+
+Handler = Callable[[argparse.Namespace, "Overrides"], int]
 
 EPILOG = """examples:
   laca                                 start the REPL in this directory (the workspace)
@@ -46,7 +51,7 @@ class Parser(argparse.ArgumentParser):
 @dataclass
 class Parsed:
     values: dict[str, Any]  # the root options (dest → value) and "message"
-    command: Callable[[argparse.Namespace, Any], int] | None = None  # a subcommand, or None for the REPL / -p
+    command: Handler | None = None  # a subcommand, or None for the REPL / -p
     args: argparse.Namespace | None = None  # the subcommand's own arguments
 
 
@@ -105,7 +110,7 @@ def parse(argv: list[str]) -> Parsed:
     return Parsed(values, args.run or _group_help, args)
 
 
-def overrides(values: dict[str, Any]) -> Any:
+def overrides(values: dict[str, Any]) -> Overrides:
     """The root options that change the config, for the REPL, -p and the subcommands alike."""
     from framework_core.config_load import Overrides
 
@@ -115,13 +120,13 @@ def overrides(values: dict[str, Any]) -> Any:
 
 # ---- the subcommands: each gets its own arguments and the config overrides, and returns an exit code -----------
 
-def _group_help(args: argparse.Namespace, _overrides: Any) -> int:
+def _group_help(args: argparse.Namespace, _overrides: Overrides) -> int:
     """`laca config` alone: the group's commands (on stdout, as --help), and exit code 2."""
     args.leaf.print_help()
     return 2
 
 
-def policy_check(args: argparse.Namespace, config_overrides: Any) -> int:
+def policy_check(args: argparse.Namespace, config_overrides: Overrides) -> int:
     from pathlib import Path
 
     from framework_core.config_load import load_config
@@ -134,27 +139,27 @@ def policy_check(args: argparse.Namespace, config_overrides: Any) -> int:
     return run_policy_check(list(args.commands), args.jsonl, sys.stdin, sys.stdout, state)
 
 
-def config_init(args: argparse.Namespace, _overrides: Any) -> int:
+def config_init(args: argparse.Namespace, _overrides: Overrides) -> int:
     from framework_core.config_cmds import init_user_config
 
     print(init_user_config(force=args.force))
     return 0
 
 
-def config_show(args: argparse.Namespace, config_overrides: Any) -> int:
+def config_show(args: argparse.Namespace, config_overrides: Overrides) -> int:
     from framework_core.config_cmds import show_config
 
     print(show_config(config_overrides, all_providers=args.all_providers))
     return 0
 
 
-def doctor(_args: argparse.Namespace, config_overrides: Any) -> int:
+def doctor(_args: argparse.Namespace, config_overrides: Overrides) -> int:
     from framework_core.sandbox.doctor import run_doctor
 
     return run_doctor(config_overrides, sys.stdout)
 
 
-HANDLERS: dict[tuple[str, ...], Callable[[argparse.Namespace, Any], int]] = {
+HANDLERS: dict[tuple[str, ...], Handler] = {
     ("policy", "check"): policy_check, ("config", "init"): config_init, ("config", "show"): config_show,
     ("doctor",): doctor,
 }

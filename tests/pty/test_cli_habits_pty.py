@@ -248,7 +248,7 @@ def test_several_keys_and_none_for_the_default_provider_ask_which(spawn, fake_an
     child = spawn(env={"OPENAI_API_KEY": "", "GEMINI_API_KEY": "g"}, provider="")
     child.expect_exact("Use which provider?")
     child.expect_exact("[1] anthropic")
-    time.sleep(0.1)
+    child.expect_exact("(Enter alone: anthropic)")  # keys typed before the question shows are discarded
     child.send("1\r")
     child.expect_exact("Using anthropic")
     child.expect_exact(PROMPT)
