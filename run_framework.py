@@ -14,7 +14,7 @@ sys.path.insert(0, str(HERE))
 
 from importlib.util import find_spec
 
-DEPENDENCIES = ("typer", "prompt_toolkit", "rich", "openai", "anthropic", "yaml", "pydantic", "tree_sitter",
+DEPENDENCIES = ("prompt_toolkit", "rich", "openai", "anthropic", "yaml", "pydantic", "tree_sitter",
                 "tree_sitter_bash", "mcp")
 if not all(find_spec(name) for name in DEPENDENCIES):  # cheap: nothing is imported here
     venv_python = HERE / ".venv" / "bin" / "python"

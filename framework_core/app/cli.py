@@ -1,135 +1,172 @@
-"""Command line: `laca` / `python run_framework.py`. Parses flags, loads config, starts the REPL or one turn.
+"""Command line: the argparse parsers built from the tables in `cli_options.py`, and the subcommands.
 
-Exit codes: 0 ok, 1 runtime error, 2 usage or config error, 130 interrupted.
+`laca [options] [MESSAGE …]` starts the REPL or one turn (`entry.run_root`); `laca [options] COMMAND …` runs a
+subcommand, with the options before it applied to the config it reads. A usage error is one line naming the
+problem and where the usage is (exit code 2).
 """
 
 from __future__ import annotations
 
-import inspect
+import argparse
 import sys
-from enum import Enum
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
-import typer
+from framework_core.app.cli_options import COMMANDS, GROUPS, OPTIONS, command_start
+from framework_core.errors import ConfigError, LacaError
 
-from framework_core.app.cli_options import OPTIONS
-from framework_core.errors import ConfigError
+if TYPE_CHECKING:
+    from framework_core.config.load import Overrides
 
-EPILOG = """Examples:
+Handler = Callable[[argparse.Namespace, "Overrides"], int]
 
+EPILOG = """examples:
   laca                                 start the REPL in this directory (the workspace)
-
+  laca "fix the failing test"          the REPL, starting with that message
   laca --provider anthropic            chat through Anthropic (needs ANTHROPIC_API_KEY)
-
   laca --provider ollama --model qwen2.5-coder   a local OpenAI-compatible server
-
   laca -p "summarise README.md"        one turn, answer on stdout
-
   git diff | laca -p - --output-format json
-
   laca --continue                      resume the latest session of this workspace
-
   laca policy check 'rm -rf ~'         explain how a command would be treated
-
   laca config show                     the effective config, with each value's source
-
   laca doctor                          what the command sandbox can set up on this machine
+
+exit codes: 0 ok, 1 runtime error, 2 usage or config error, 130 interrupted.
 """
 
-app = typer.Typer(add_completion=True, no_args_is_help=False, epilog=EPILOG, rich_markup_mode=None,
-                  help="LACA: a terminal AI agent that asks before it acts.", context_settings={"help_option_names": ["-h", "--help"]})
-policy_app = typer.Typer(help="Inspect the permission policy.", no_args_is_help=True)
-config_app = typer.Typer(help="Create or inspect the configuration.", no_args_is_help=True)
-app.add_typer(policy_app, name="policy")
-app.add_typer(config_app, name="config")
+
+class UsageError(LacaError):
+    """A command line argparse cannot read: printed as one line, exit code 2."""
+
+    exit_code = 2
 
 
-def _overrides(ctx: typer.Context):
-    from framework_core.config.load import Overrides
-
-    return ctx.obj if isinstance(ctx.obj, Overrides) else Overrides()
-
-
-def _root(ctx: typer.Context, **values: Any) -> None:
-    from framework_core.config.load import Overrides
-
-    sandbox = values.get("sandbox")
-    ctx.obj = Overrides(config_path=values["config"], provider=values["provider"], model=values["model"],
-                        persona=values["persona"], sandbox=str(sandbox.value if isinstance(sandbox, Enum) else sandbox)
-                        if sandbox else None, trust=bool(values.get("trust")))
-    if ctx.invoked_subcommand:
-        return
-    from framework_core.app.entry import run_root
-
-    raise typer.Exit(run_root(values))
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        where = self.prog.removeprefix("laca").strip()
+        raise UsageError(f"{where + ': ' if where else ''}{message}. See {self.prog} --help.")
 
 
-def _root_signature() -> inspect.Signature:
-    """typer reads the callback's signature: build it from the option table (one source of truth)."""
-    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+@dataclass
+class Parsed:
+    values: dict[str, Any]  # the root options (dest → value) and "message"
+    command: Handler | None = None  # a subcommand, or None for the REPL / -p
+    args: argparse.Namespace | None = None  # the subcommand's own arguments
+
+
+def root_parser() -> Parser:
+    parser = Parser(prog="laca", allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+                    usage="laca [options] [MESSAGE ...]\n       laca [options] COMMAND [args]",
+                    description="LACA: a terminal AI agent that asks before it acts.", epilog=EPILOG)
     for opt in OPTIONS:
-        kind: Any = bool if not opt.takes_value else Optional[list[str]] if opt.multiple else Optional[str]
-        default = None if opt.multiple else opt.default
-        if opt.choices:
-            enum: Any = Enum(opt.dest.title().replace("_", ""), {c: c for c in opt.choices}, type=str)
-            kind, default = (enum, enum(opt.default)) if opt.default is not None else (Optional[enum], None)
-        params.append(inspect.Parameter(opt.dest, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
-                                        default=typer.Option(default, *opt.decls, help=opt.help)))
-    return inspect.Signature(params)
+        parser.add_argument(*opt.decls, **opt.argparse_kwargs())
+    parser.add_argument("words", nargs="*", metavar="MESSAGE",
+                        help="Start the REPL with this message (the words are joined; after -- even ones that "
+                             "start with -).")
+    commands = parser.add_argument_group("commands (laca COMMAND --help for each)")
+    width = max(len(" ".join(c.path + (c.usage_hint,))) for c in COMMANDS) + 2
+    commands.description = "\n".join(f"{' '.join(c.path + (c.usage_hint,)):{width}}{c.summary}" for c in COMMANDS)
+    return parser
 
 
-_root.__signature__ = _root_signature()  # type: ignore[attr-defined]
-_root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
-app.callback(invoke_without_command=True)(_root)
+def command_parser() -> Parser:
+    """The subcommands' tree: `policy check`, `config init|show`, `doctor`."""
+    top = Parser(prog="laca", allow_abbrev=False, add_help=False)
+    top_sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    groups: dict[str, Any] = {}
+    for command in COMMANDS:
+        *group, name = command.path
+        if group and group[0] not in groups:
+            group_parser = top_sub.add_parser(group[0], help=GROUPS[group[0]], description=GROUPS[group[0]],
+                                              allow_abbrev=False)
+            group_parser.set_defaults(run=None, leaf=group_parser)
+            groups[group[0]] = group_parser.add_subparsers(metavar="COMMAND")
+        parent = groups[group[0]] if group else top_sub
+        parser = parent.add_parser(name, help=command.summary, allow_abbrev=False,
+                                   description=f"{command.summary} {command.details}".strip())
+        for arg in command.args:
+            parser.add_argument(*arg.decls, **arg.kwargs)
+        parser.set_defaults(run=HANDLERS[command.path], leaf=parser)
+    return top
 
 
-@policy_app.command("check")
-def policy_check(
-    ctx: typer.Context,
-    commands: list[str] = typer.Argument(None, help="Commands to classify (quote each one)."),
-    jsonl: bool = typer.Option(False, "--jsonl", help='Read lines {"cmd": "…"} on stdin, write one JSON line each.'),
-) -> None:
-    """Print how each command is classified (safe / needs_confirm / dangerous) and why, and what a session here
-    would do with it under the same rule files (allowlist, ~/.config/laca/rules.yaml, a trusted .laca/rules.yaml)."""
+def parse(argv: list[str]) -> Parsed:
+    """Raises UsageError for what cannot be read; `--help` prints and exits (SystemExit 0)."""
+    start = command_start(argv)
+    head = argv if start is None else argv[:start]
+    words: list[str] = []
+    if "--" in head:  # argparse's intermixed parsing would read options after `--`: they are message words
+        head, words = head[:head.index("--")], head[head.index("--") + 1:]
+    namespace = root_parser().parse_intermixed_args(head)
+    values = vars(namespace)
+    words = values.pop("words") + words
+    values["message"] = " ".join(words) if words else None
+    if start is None:
+        return Parsed(values)
+    args, extra = command_parser().parse_known_args(argv[start:])
+    if extra:  # said by the subcommand's own parser, so that the message names it
+        args.leaf.error(f"unrecognized arguments: {' '.join(extra)}")
+    return Parsed(values, args.run or _group_help, args)
+
+
+def overrides(values: dict[str, Any]) -> Overrides:
+    """The root options that change the config, for the REPL, -p and the subcommands alike."""
+    from framework_core.config.load import Overrides
+
+    return Overrides(config_path=values["config"], provider=values["provider"], model=values["model"],
+                     persona=values["persona"], sandbox=values["sandbox"], trust=bool(values["trust"]))
+
+
+# ---- the subcommands: each gets its own arguments and the config overrides, and returns an exit code -----------
+
+def _group_help(args: argparse.Namespace, _overrides: Overrides) -> int:
+    """`laca config` alone: the group's commands (on stdout, as --help), and exit code 2."""
+    args.leaf.print_help()
+    return 2
+
+
+def policy_check(args: argparse.Namespace, config_overrides: Overrides) -> int:
     from pathlib import Path
 
     from framework_core.config.load import load_config
     from framework_core.policy.check_cli import run_policy_check
     from framework_core.app.wiring import build_policy_state
 
-    if not commands and not jsonl:
+    if not args.commands and not args.jsonl:
         raise ConfigError("give one or more commands, or --jsonl to read them from stdin")
-    state = build_policy_state(load_config(Path.cwd(), _overrides(ctx)))
-    raise typer.Exit(run_policy_check(list(commands or []), jsonl, sys.stdin, sys.stdout, state))
+    state = build_policy_state(load_config(Path.cwd(), config_overrides))
+    return run_policy_check(list(args.commands), args.jsonl, sys.stdin, sys.stdout, state)
 
 
-@config_app.command("init")
-def config_init(force: bool = typer.Option(False, "--force", help="Overwrite an existing user config.")) -> None:
-    """Write a commented user config file (XDG config dir)."""
+def config_init(args: argparse.Namespace, _overrides: Overrides) -> int:
     from framework_core.app.config_cmds import init_user_config
 
-    print(init_user_config(force=force))
+    print(init_user_config(force=args.force))
+    return 0
 
 
-@config_app.command("show")
-def config_show(ctx: typer.Context, all_providers: bool = typer.Option(
-        False, "--all", help="List every provider's settings, not only the active one's.")) -> None:
-    """Print the effective config with each value's source (keys masked)."""
+def config_show(args: argparse.Namespace, config_overrides: Overrides) -> int:
     from framework_core.app.config_cmds import show_config
 
-    print(show_config(_overrides(ctx), all_providers=all_providers))
+    print(show_config(config_overrides, all_providers=args.all_providers))
+    return 0
 
 
-@app.command("doctor")
-def doctor(ctx: typer.Context) -> None:
-    """Check what LACA's sandbox can set up on this machine, and the effective sandbox settings."""
+def doctor(_args: argparse.Namespace, config_overrides: Overrides) -> int:
     from framework_core.sandbox.doctor import run_doctor
 
-    raise typer.Exit(run_doctor(_overrides(ctx), sys.stdout))
+    return run_doctor(config_overrides, sys.stdout)
+
+
+HANDLERS: dict[tuple[str, ...], Handler] = {
+    ("policy", "check"): policy_check, ("config", "init"): config_init, ("config", "show"): config_show,
+    ("doctor",): doctor,
+}
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Kept for `python -m framework_core` and older scripts: the entry point lives in entry.py."""
+    """Kept for `python -m framework_core.app.cli` and older scripts: the entry point lives in entry.py."""
     from framework_core.app.entry import main as entry_main
 
     entry_main(argv)

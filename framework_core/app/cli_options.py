@@ -1,8 +1,6 @@
-"""The root command's options, declared once as data.
+"""The command line, declared once as data: the root options and the subcommands.
 
-`cli.py` builds the typer callback from this table (for --help, completion and subcommands); `fast_parse`
-reads the same table to start the REPL or a one-shot turn without importing typer, which pulls in pydantic
-and would delay the prompt by about 0.15 s.
+`cli.py` builds the argparse parsers from these tables; `--help` lists what they say.
 """
 
 from __future__ import annotations
@@ -10,94 +8,115 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-SUBCOMMANDS = {"policy", "config", "doctor"}
-SLOW_FLAGS = {"-h", "--help", "--install-completion", "--show-completion"}
-
 
 @dataclass(frozen=True)
 class Opt:
     dest: str
     decls: tuple[str, ...]
     help: str
-    takes_value: bool = True
+    metavar: str | None = None  # None: a flag, which takes no value
     choices: tuple[str, ...] = ()
     default: Any = None
     multiple: bool = False  # may be given several times; the values are collected in a list
+    optional: bool = False  # the value may be left out; then it is "" (`--resume` alone lists sessions)
+
+    @property
+    def takes_value(self) -> bool:
+        return self.metavar is not None
+
+    def argparse_kwargs(self) -> dict[str, Any]:
+        if not self.takes_value:
+            return {"dest": self.dest, "action": "store_true", "help": self.help}
+        kwargs: dict[str, Any] = {"dest": self.dest, "help": self.help, "default": self.default,
+                                  "metavar": self.metavar, "action": "append" if self.multiple else "store"}
+        if self.choices:
+            kwargs.update(choices=self.choices, metavar=None)  # usage shows {a,b,c}
+        if self.optional:
+            kwargs.update(nargs="?", const="")
+        return kwargs
 
 
 OPTIONS: tuple[Opt, ...] = (
-    Opt("prompt", ("-p", "--print"), "Run one turn with this prompt ('-' reads stdin), print the answer, exit."),
-    Opt("output_format", ("--output-format",), "With -p: text, json or stream-json.",
+    Opt("prompt", ("-p", "--print"), "Run one turn with this prompt ('-' reads stdin), print the answer, exit.",
+        "PROMPT"),
+    Opt("output_format", ("--output-format",), "With -p: text (default), json or stream-json.", "FORMAT",
         choices=("text", "json", "stream-json"), default="text"),
-    Opt("config", ("--config",), "Extra config file, layered above the workspace one."),
-    Opt("provider", ("--provider",), "Provider key from llm_settings (openai, anthropic, ollama, …)."),
-    Opt("model", ("--model",), "Model name for the provider."),
-    Opt("persona", ("--persona",), "Persona id (forge, catalyst, …)."),
-    Opt("continue_", ("--continue", "-c"), "Resume the latest session of this workspace.", takes_value=False,
-        default=False),
-    Opt("resume", ("--resume",), "Resume session ID; without ID, list sessions."),
-    Opt("dry_run", ("--dry-run",), "Show what tools would run, run nothing.", takes_value=False, default=False),
-    Opt("no_mcp", ("--no-mcp",), "Do not start MCP servers.", takes_value=False, default=False),
+    Opt("config", ("--config",), "Extra config file, layered above the workspace one.", "FILE"),
+    Opt("provider", ("--provider",), "Provider key from llm_settings (openai, anthropic, ollama, …).", "NAME"),
+    Opt("model", ("--model",), "Model name for the provider.", "MODEL"),
+    Opt("persona", ("--persona",), "Persona id (forge, catalyst, …).", "ID"),
+    Opt("continue_", ("-c", "--continue"), "Resume the latest session of this workspace."),
+    Opt("resume", ("--resume",), "Resume session ID; without ID, list sessions.", "ID", optional=True),
+    Opt("dry_run", ("--dry-run",), "Show what tools would run, run nothing."),
+    Opt("no_mcp", ("--no-mcp",), "Do not start MCP servers."),
     Opt("fork_session", ("--fork-session",), "With --continue / --resume: start a new session from that one's "
-        "history, leaving it alone (for a session open in another LACA).", takes_value=False, default=False),
+        "history, leaving it alone (for a session open in another LACA)."),
     Opt("sandbox", ("--sandbox",), "Sandbox profile for commands: workspace-write (default), read-only or off.",
-        choices=("workspace-write", "read-only", "off")),
-    Opt("trust", ("--trust",), "Trust this workspace's own MCP servers, rules, tools and context files.",
-        takes_value=False, default=False),
+        "PROFILE", choices=("workspace-write", "read-only", "off")),
+    Opt("trust", ("--trust",), "Trust this workspace's own MCP servers, rules, tools and context files."),
     Opt("allow", ("--allow",), "With -p: also allow what matches PATTERN, as a rule file's allowlist line does (a "
         "command prefix such as 'pytest' or 'npm run test'; tool:NAME for a tool, * in names). Repeatable.",
-        multiple=True, default=()),
+        "PATTERN", multiple=True),
     Opt("permission_mode", ("--permission-mode",), "Start in this mode: ask (default), accept-edits (file writes "
-        "inside the workspace run without asking) or plan (nothing that changes anything runs).",
+        "inside the workspace run without asking) or plan (nothing that changes anything runs).", "MODE",
         choices=("ask", "accept-edits", "plan", "default", "acceptEdits")),
-    Opt("version", ("--version", "-v"), "Print LACA's version and exit.", takes_value=False, default=False),
+    Opt("version", ("-v", "--version"), "Print LACA's version and exit."),
 )
 BY_DECL = {decl: opt for opt in OPTIONS for decl in opt.decls}
 
 
-class FastParseError(Exception):
-    """The fast path cannot handle this command line; typer will (and report errors properly)."""
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a subcommand, as argparse's add_argument takes it."""
+
+    decls: tuple[str, ...]
+    kwargs: dict[str, Any]
 
 
-def fast_parse(argv: list[str]) -> dict[str, Any] | None:
-    """Parse the root options and the words of a first message (`laca "fix the failing test"`), or return None
-    when typer should handle argv (subcommands, help, unknown options). A bad choice raises FastParseError."""
-    values: dict[str, Any] = {o.dest: (list(o.default) if o.multiple else o.default) for o in OPTIONS}
-    words: list[str] = []
+@dataclass(frozen=True)
+class Command:
+    path: tuple[str, ...]  # ("config", "show"): `laca config show`
+    summary: str  # one line, in the root --help's list
+    usage_hint: str = ""  # what follows the path in that list (`CMD … | --jsonl`, `[--all]`)
+    args: tuple[Arg, ...] = ()
+    details: str = ""  # added to the summary in the command's own --help
+
+
+GROUPS = {"policy": "Inspect the permission policy.", "config": "Create or inspect the configuration."}
+
+COMMANDS: tuple[Command, ...] = (
+    Command(("policy", "check"), "How each command is classified (safe / needs_confirm / dangerous) and why.",
+            "CMD … | --jsonl", (
+                Arg(("commands",), {"nargs": "*", "metavar": "CMD", "help": "Commands to classify (quote each one)."}),
+                Arg(("--jsonl",), {"action": "store_true",
+                                   "help": 'Read lines {"cmd": "…"} on stdin, write one JSON line each.'})),
+            details="Also what a session here would do with it under the same rule files (allowlist, "
+            "~/.config/laca/rules.yaml, a trusted .laca/rules.yaml)."),
+    Command(("config", "init"), "Write a commented user config file (in the XDG config folder).", "[--force]", (
+        Arg(("--force",), {"action": "store_true", "help": "Overwrite an existing user config."}),)),
+    Command(("config", "show"), "Print the effective config with each value's source (keys masked).", "[--all]", (
+        Arg(("--all",), {"action": "store_true", "dest": "all_providers",
+                         "help": "List every provider's settings, not only the active one's."}),)),
+    Command(("doctor",), "What the command sandbox can set up on this machine.",
+            details="And the effective sandbox settings."),
+)
+NAMES = {command.path[0] for command in COMMANDS}
+
+
+def command_start(argv: list[str]) -> int | None:
+    """Where a subcommand starts in `argv`: the first word that is neither an option nor an option's value,
+    when it names a subcommand (`laca --provider x doctor`). Any other first word begins the REPL's first
+    message (`laca fix the failing test`), and so does everything after `--`."""
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
-            words += argv[i + 1:]
-            break
-        if (arg in SUBCOMMANDS and not words) or arg in SLOW_FLAGS or arg == "-":
             return None
-        if not arg.startswith("-"):
-            words.append(arg)
-            i += 1
+        if arg.startswith("-") and arg != "-":
+            opt = BY_DECL.get(arg)  # `--provider=x` and unknown options are one word
+            takes_next = opt is not None and opt.takes_value and i + 1 < len(argv) and \
+                not (opt.optional and argv[i + 1].startswith("-"))
+            i += 2 if takes_next else 1
             continue
-        name, eq, inline = arg.partition("=")
-        opt = BY_DECL.get(name)
-        if opt is None:
-            return None
-        if not opt.takes_value:
-            if eq:
-                return None
-            values[opt.dest] = True
-        else:
-            if eq:
-                value = inline
-            elif i + 1 < len(argv):
-                i += 1
-                value = argv[i]
-            else:
-                raise FastParseError(f"{name} needs a value")
-            if opt.choices and value not in opt.choices:
-                raise FastParseError(f"{name} must be one of {', '.join(opt.choices)} (not '{value}')")
-            if opt.multiple:
-                values[opt.dest].append(value)
-            else:
-                values[opt.dest] = value
-        i += 1
-    values["message"] = " ".join(words) if words else None
-    return values
+        return i if arg in NAMES else None
+    return None

@@ -116,9 +116,91 @@ def test_config_init_writes_commented_user_config(workspace: Path, isolated_env:
     assert text.startswith("# LACA user config") and "# llm_provider:" in text
 
 
-def test_help_has_examples(workspace: Path) -> None:
-    r = laca("--help", cwd=workspace)
-    assert r.returncode == 0 and "Examples" in r.stdout and "--output-format" in r.stdout
+def test_help_lists_every_option_and_command_with_examples(workspace: Path) -> None:
+    from framework_core.app.cli_options import COMMANDS, OPTIONS
+
+    r = laca("--help", cwd=workspace, env={"COLUMNS": "300"})  # one line per option: its help is not wrapped
+    assert r.returncode == 0 and "examples:" in r.stdout
+    missing = [o.decls for o in OPTIONS if not all(d in r.stdout for d in o.decls) or o.help not in r.stdout]
+    missing += [c.path for c in COMMANDS if f"{' '.join(c.path)} {c.usage_hint}".strip() not in r.stdout]
+    assert missing == []
+
+
+def test_each_subcommand_has_its_help(workspace: Path) -> None:
+    shown = {args: laca(*args, "--help", cwd=workspace) for args in (("policy", "check"), ("config", "init"),
+                                                                       ("config", "show"), ("doctor",))}
+    assert all(r.returncode == 0 for r in shown.values())
+    assert "--jsonl" in shown[("policy", "check")].stdout and "--force" in shown[("config", "init")].stdout
+    assert "--all" in shown[("config", "show")].stdout and "usage: laca doctor" in shown[("doctor",)].stdout
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("--bogus",), "laca: unrecognized arguments: --bogus. See laca --help."),
+    (("-p",), "laca: argument -p/--print: expected one argument. See laca --help."),
+    (("--sandbox", "wide-open"), "laca: argument --sandbox: invalid choice: 'wide-open' (choose from "
+                                 "'workspace-write', 'read-only', 'off'). See laca --help."),
+    (("config", "show", "--bogus"), "laca: config show: unrecognized arguments: --bogus. See laca config show --help."),
+])
+def test_usage_errors_are_one_line_and_exit_2(workspace: Path, args: tuple[str, ...], said: str) -> None:
+    r = laca(*args, cwd=workspace)
+    assert (r.returncode, r.stderr, r.stdout) == (2, said + "\n", "")
+
+
+def test_a_command_group_alone_lists_its_commands(workspace: Path) -> None:
+    r = laca("config", cwd=workspace)
+    assert r.returncode == 2 and "init" in r.stdout and "show" in r.stdout and r.stderr == ""
+
+
+def test_version_short_and_long(workspace: Path) -> None:
+    assert laca("-v", cwd=workspace).stdout == laca("--version", cwd=workspace).stdout != ""
+
+
+def test_options_before_a_subcommand_apply_to_its_config(workspace: Path) -> None:
+    (workspace / "extra.yaml").write_text("default_persona: catalyst\n")
+    r = laca("--provider", "anthropic", "--config", "extra.yaml", "--model", "m-from-flag", "config", "show",
+             cwd=workspace)
+    assert r.returncode == 0, r.stderr
+    assert "llm_provider = anthropic    # flag" in r.stdout and "default_persona = catalyst" in r.stdout
+    assert "llm_settings.anthropic.model = m-from-flag    # flag" in r.stdout
+
+
+def test_config_show_all_lists_every_provider(workspace: Path) -> None:
+    active = laca("config", "show", cwd=workspace).stdout
+    every = laca("config", "show", "--all", cwd=workspace).stdout
+    assert "llm_settings.anthropic.type" not in active and "Other providers: " in active
+    assert "llm_settings.anthropic.type" in every and "Other providers" not in every
+
+
+def test_config_init_keeps_an_existing_file_unless_forced(workspace: Path, isolated_env: Path) -> None:
+    env = {"HOME": str(isolated_env), "XDG_CONFIG_HOME": str(isolated_env / "c")}
+    first, again, forced = (laca("config", "init", *extra, cwd=workspace, env=env) for extra in ((), (), ("--force",)))
+    assert "Wrote" in first.stdout and "exists already" in again.stdout and "Wrote" in forced.stdout
+
+
+def test_doctor_reads_the_sandbox_flag(workspace: Path) -> None:
+    r = laca("--sandbox", "off", "doctor", cwd=workspace)
+    assert r.returncode == 0 and r.stdout.startswith("Sandbox profile: off") and "off by configuration" in r.stdout
+
+
+def test_one_shot_flags_reach_the_run(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    server.enqueue(Reply(text="planned"))
+    r = laca("--persona", "catalyst", "--model", "fake-gpt-mini", "--permission-mode", "plan", "--sandbox",
+             "read-only", "--trust", "--dry-run", "-p", "hi", "--output-format", "stream-json", cwd=workspace, env=env)
+    lines = r.stdout.splitlines()
+    init, result = json.loads(lines[0]), json.loads(lines[-1])
+    assert (init["model"], init["permissionMode"], result["result"]) == ("fake-gpt-mini", "plan", "planned"), r.stderr
+    assert "You are **Catalyst**" in json.dumps(server.requests[-1])
+
+
+def test_continue_short_form_and_fork_session(workspace: Path, server: FakeOpenAIServer, isolated_env: Path) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url, "XDG_DATA_HOME": str(isolated_env / "d")}
+    server.enqueue(Reply(text="first"), Reply(text="forked"))
+    first = json.loads(laca("-p", "a melon question", "--output-format", "json", cwd=workspace, env=env).stdout)
+    forked = json.loads(laca("-c", "--fork-session", "-p", "again", "--output-format", "json", cwd=workspace,
+                             env=env).stdout)
+    assert forked["result"] == "forked" and forked["session_id"] != first["session_id"]
+    assert any("a melon question" in (m.get("content") or "") for m in server.sent_messages())
 
 
 def test_resume_without_id_lists_sessions(workspace: Path, server: FakeOpenAIServer, isolated_env: Path) -> None:

@@ -1,5 +1,6 @@
-"""The command line's words: a first message, --version, --allow, modes, the provider whose key is set,
-session ids by prefix, and hints in the words of how LACA was started."""
+"""The command line's words through the real parser (`cli.parse`): a first message, every option and
+subcommand, usage errors; --allow, modes, the provider whose key is set, session ids by prefix, and hints in
+the words of how LACA was started."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from framework_core.core.approval import ScriptedApprover
-from framework_core.app.cli_options import FastParseError, fast_parse
+from framework_core.app.cli import HANDLERS, UsageError, parse
+from framework_core.app.cli_options import COMMANDS, OPTIONS, Command, Opt
 from framework_core.config.load import Overrides, load_config
 from framework_core.errors import ConfigError
 from framework_core.lial_core import ToolRequest
@@ -19,14 +21,73 @@ from framework_core.teps import TEPSEngine
 
 
 def test_words_after_the_options_are_the_first_message() -> None:
-    values = fast_parse(["--provider", "anthropic", "fix", "the failing test"])
-    assert values is not None and values["message"] == "fix the failing test" and values["provider"] == "anthropic"
-    assert fast_parse(["--", "-p is in my message"])["message"] == "-p is in my message"  # type: ignore[index]
-    assert fast_parse(["policy", "check", "ls"]) is None  # a subcommand goes to typer
-    assert fast_parse(["--allow", "pytest", "--allow", "npm run test", "-p", "x"])["allow"] == ["pytest", "npm run test"]  # type: ignore[index]
-    assert fast_parse(["--version"])["version"] is True  # type: ignore[index]
-    with pytest.raises(FastParseError, match="--output-format must be one of"):
-        fast_parse(["--output-format", "yaml"])
+    parsed = parse(["--provider", "anthropic", "fix", "the failing test"])
+    assert parsed.command is None and parsed.values["message"] == "fix the failing test"
+    assert parsed.values["provider"] == "anthropic"
+    assert parse(["fix", "--model", "m", "it"]).values["message"] == "fix it"  # options may come between words
+    assert parse(["--", "-p is in my message"]).values["message"] == "-p is in my message"
+    after = parse(["fix", "--", "--provider", "x"]).values
+    assert after["message"] == "fix --provider x" and after["provider"] is None  # after --, words only
+    assert parse(["fix", "policy"]).command is None  # only a first word names a subcommand
+    assert parse(["--", "doctor"]).values["message"] == "doctor"
+
+
+def option_argv(opt: Opt) -> tuple[list[str], object]:
+    """A command line giving `opt`, and the value it should parse to."""
+    if not opt.takes_value:
+        return [opt.decls[-1]], True
+    value = opt.choices[-1] if opt.choices else "v1"
+    return [opt.decls[-1], value], [value] if opt.multiple else value
+
+
+@pytest.mark.parametrize("opt", OPTIONS, ids=lambda o: o.decls[-1])
+def test_every_root_option_parses_to_its_value(opt: Opt) -> None:
+    argv, want = option_argv(opt)
+    values = parse([*argv, "--no-mcp"] if opt.dest != "no_mcp" else argv).values
+    assert values[opt.dest] == want and all(values[o.dest] in (None, False, "text") for o in OPTIONS
+                                             if o.dest not in (opt.dest, "no_mcp"))
+
+
+def test_short_forms_defaults_and_repeats() -> None:
+    values = parse(["-c", "-p", "-", "-v"]).values
+    assert values["continue_"] is True and values["prompt"] == "-" and values["version"] is True
+    assert parse([]).values["output_format"] == "text" and parse([]).values["allow"] is None
+    assert parse(["--allow", "pytest", "--allow", "npm run test"]).values["allow"] == ["pytest", "npm run test"]
+    assert parse(["--resume"]).values["resume"] == ""  # no ID: list the sessions
+    assert parse(["--resume", "-p", "x"]).values["resume"] == ""
+    assert parse(["--resume", "ab12", "fix"]).values == {**parse(["fix"]).values, "resume": "ab12"}
+    assert parse(["--output-format=json", "-p", "x"]).values["output_format"] == "json"
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c.path))
+def test_every_subcommand_reaches_its_handler(command: Command) -> None:
+    parsed = parse(["--provider", "anthropic", *command.path])
+    assert parsed.command is HANDLERS[command.path] and parsed.values["provider"] == "anthropic"
+
+
+def test_subcommand_arguments() -> None:
+    assert parse(["config", "show", "--all"]).args.all_providers is True  # type: ignore[union-attr]
+    assert parse(["config", "init", "--force"]).args.force is True  # type: ignore[union-attr]
+    check = parse(["policy", "check", "ls -la", "rm -rf ~", "--jsonl"]).args
+    assert check.commands == ["ls -la", "rm -rf ~"] and check.jsonl is True  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--bogus"], "unrecognized arguments: --bogus. See laca --help."),
+    (["-p"], "argument -p/--print: expected one argument. See laca --help."),
+    (["--provider"], "argument --provider: expected one argument. See laca --help."),
+    (["--output-format", "yaml"], "argument --output-format: invalid choice: 'yaml'"),
+    (["--permission-mode", "yolo"], "argument --permission-mode: invalid choice: 'yolo'"),
+    (["--prov", "x"], "unrecognized arguments: --prov. See laca --help."),  # no abbreviations: a typo is not guessed
+    (["--trust=yes"], "argument --trust: ignored explicit argument 'yes'"),
+    (["config", "show", "--bogus"], "config show: unrecognized arguments: --bogus. See laca config show --help."),
+    (["config", "nope"], "config: argument COMMAND: invalid choice: 'nope'"),
+    (["doctor", "extra"], "doctor: unrecognized arguments: extra. See laca doctor --help."),
+])
+def test_usage_errors_name_the_problem_and_the_help(argv: list[str], message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse(argv)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_allow_patterns_read_as_rule_file_lines() -> None:
