@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, NoReturn
 
 from framework_core.cli_options import COMMANDS, GROUPS, OPTIONS, command_start
 from framework_core.errors import ConfigError, LacaError
@@ -48,8 +47,7 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{where + ': ' if where else ''}{message}. See {self.prog} --help.")
 
 
-@dataclass
-class Parsed:
+class Parsed(NamedTuple):
     values: dict[str, Any]  # the root options (dest → value) and "message"
     command: Handler | None = None  # a subcommand, or None for the REPL / -p
     args: argparse.Namespace | None = None  # the subcommand's own arguments
