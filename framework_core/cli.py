@@ -44,6 +44,9 @@ class UsageError(LacaError):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         where = self.prog.removeprefix("laca").strip()
+        if message.endswith("expected one argument"):  # or its value starts with - (`-p -x`)
+            name = message.split(":")[0].split("/")[-1].removeprefix("argument ")
+            message += f" (a value that starts with - is given with =, as in {name}=-x)"
         raise UsageError(f"{where + ': ' if where else ''}{message}. See {self.prog} --help.")
 
 
