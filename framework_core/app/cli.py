@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, NoReturn
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, NoReturn
 
 from framework_core.app.cli_options import COMMANDS, GROUPS, OPTIONS, command_start
 from framework_core.errors import ConfigError, LacaError
@@ -45,11 +44,13 @@ class UsageError(LacaError):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         where = self.prog.removeprefix("laca").strip()
+        if message.endswith("expected one argument"):  # or its value starts with - (`-p -x`)
+            name = message.split(":")[0].split("/")[-1].removeprefix("argument ")
+            message += f" (a value that starts with - is given with =, as in {name}=-x)"
         raise UsageError(f"{where + ': ' if where else ''}{message}. See {self.prog} --help.")
 
 
-@dataclass
-class Parsed:
+class Parsed(NamedTuple):
     values: dict[str, Any]  # the root options (dest → value) and "message"
     command: Handler | None = None  # a subcommand, or None for the REPL / -p
     args: argparse.Namespace | None = None  # the subcommand's own arguments

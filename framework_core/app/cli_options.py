@@ -1,16 +1,15 @@
 """The command line, declared once as data: the root options and the subcommands.
 
-`cli.py` builds the argparse parsers from these tables; `--help` lists what they say.
+`cli.py` builds the argparse parsers from these tables; `--help` lists what they say. The rows are named
+tuples rather than dataclasses: they cost less to define, and this module is imported on every start.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Opt:
+class Opt(NamedTuple):
     dest: str
     decls: tuple[str, ...]
     help: str
@@ -65,16 +64,14 @@ OPTIONS: tuple[Opt, ...] = (
 BY_DECL = {decl: opt for opt in OPTIONS for decl in opt.decls}
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(NamedTuple):
     """One argument of a subcommand, as argparse's add_argument takes it."""
 
     decls: tuple[str, ...]
     kwargs: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     path: tuple[str, ...]  # ("config", "show"): `laca config show`
     summary: str  # one line, in the root --help's list
     usage_hint: str = ""  # what follows the path in that list (`CMD … | --jsonl`, `[--all]`)

@@ -136,7 +136,8 @@ def test_each_subcommand_has_its_help(workspace: Path) -> None:
 
 @pytest.mark.parametrize(("args", "said"), [
     (("--bogus",), "laca: unrecognized arguments: --bogus. See laca --help."),
-    (("-p",), "laca: argument -p/--print: expected one argument. See laca --help."),
+    (("-p",), "laca: argument -p/--print: expected one argument (a value that starts with - is given with =, "
+              "as in --print=-x). See laca --help."),
     (("--sandbox", "wide-open"), "laca: argument --sandbox: invalid choice: 'wide-open' (choose from "
                                  "'workspace-write', 'read-only', 'off'). See laca --help."),
     (("config", "show", "--bogus"), "laca: config show: unrecognized arguments: --bogus. See laca config show --help."),

@@ -57,6 +57,7 @@ def test_short_forms_defaults_and_repeats() -> None:
     assert parse(["--resume", "-p", "x"]).values["resume"] == ""
     assert parse(["--resume", "ab12", "fix"]).values == {**parse(["fix"]).values, "resume": "ab12"}
     assert parse(["--output-format=json", "-p", "x"]).values["output_format"] == "json"
+    assert parse(["--print=-x is odd"]).values["prompt"] == "-x is odd"
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c.path))
@@ -74,8 +75,10 @@ def test_subcommand_arguments() -> None:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--bogus"], "unrecognized arguments: --bogus. See laca --help."),
-    (["-p"], "argument -p/--print: expected one argument. See laca --help."),
-    (["--provider"], "argument --provider: expected one argument. See laca --help."),
+    (["-p"], "argument -p/--print: expected one argument (a value that starts with - is given with =, as in "
+             "--print=-x). See laca --help."),
+    (["--provider"], "argument --provider: expected one argument (a value that starts with - is given with =, "
+                     "as in --provider=-x). See laca --help."),
     (["--output-format", "yaml"], "argument --output-format: invalid choice: 'yaml'"),
     (["--permission-mode", "yolo"], "argument --permission-mode: invalid choice: 'yolo'"),
     (["--prov", "x"], "unrecognized arguments: --prov. See laca --help."),  # no abbreviations: a typo is not guessed
