@@ -137,16 +137,21 @@ def latest_session(data_dir: Path, workspace: Path) -> Path | None:
     return None
 
 
+def _workspace(line: str) -> str:
+    """The workspace a transcript's meta record names ('' when the line cannot be read)."""
+    try:
+        return str(json.loads(line).get("workspace", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
 def _head(path: Path) -> tuple[str, bool]:
     ws = ""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 if '"type": "meta"' in line and not ws:
-                    try:
-                        ws = str(json.loads(line).get("workspace", ""))
-                    except (ValueError, AttributeError):
-                        pass
+                    ws = _workspace(line)
                 elif '"type": "message"' in line or '"type": "replace"' in line:
                     return ws, True
     except OSError:
@@ -160,10 +165,7 @@ def _peek(path: Path) -> SessionInfo | None:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 if '"type": "meta"' in line and not ws:
-                    try:
-                        ws = str(json.loads(line).get("workspace", ""))
-                    except (ValueError, AttributeError):
-                        pass
+                    ws = _workspace(line)
                 elif '"type": "message"' in line:
                     count += 1
                     if not preview and '"role": "user"' in line:
