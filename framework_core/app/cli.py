@@ -164,14 +164,3 @@ HANDLERS: dict[tuple[str, ...], Handler] = {
     ("policy", "check"): policy_check, ("config", "init"): config_init, ("config", "show"): config_show,
     ("doctor",): doctor,
 }
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Kept for `python -m framework_core.app.cli` and older scripts: the entry point lives in entry.py."""
-    from framework_core.app.entry import main as entry_main
-
-    entry_main(argv)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from framework_core.config.load import LoadedConfig, Overrides, load_config, user_config_path
+from framework_core.config.load import LoadedConfig, Overrides, load_config
+from framework_core.config.dirs import user_config_path
 
 USER_TEMPLATE = """\
 # LACA user config. Layered above the framework's framework_config.yaml and below a workspace

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from framework_core.core.events import EventSink
     from framework_core.core.facade import Facade
     from framework_core.ui.boot import Started
-    from framework_core.core.agent import Agent
     from framework_core.core.session import MessageManager
 
 
@@ -208,17 +207,10 @@ def check_key(loaded: "LoadedConfig") -> None:
     resolve_api_key(loaded.config)
 
 
-def key_env_vars(loaded: "LoadedConfig") -> list[str]:
-    cfg = loaded.config
-    names = {p.api_key_env_var for p in cfg.llm_settings.values() if p.api_key_env_var}
-    if cfg.api_key_env_var:
-        names.add(cfg.api_key_env_var)
-    return sorted(names)
-
-
 def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["MessageManager", list[str], dict]:
     """(the session, what to say about it, the resumed session's meta: empty for a new one)."""
-    from framework_core.config.load import user_data_dir
+    from framework_core.app.wiring import key_env_vars
+    from framework_core.config.dirs import user_data_dir
     from framework_core.core.session import latest_session, open_session, resume_session, secrets_in_env
     from framework_core.tools.spill import remove_stale
 
@@ -246,23 +238,6 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     notes += [session.memory_only] if session.memory_only else []
     notes += loaded_session.warnings + [f"{verb} ({plural(len(session.messages), 'message')})."]
     return session, notes, dict(loaded_session.meta)
-
-
-def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
-    """A new session for /clear, started with the agent's provider, model and persona, its command output
-    kept in its own folder."""
-    from framework_core.config.load import user_data_dir
-    from framework_core.core.session import open_session, secrets_in_env
-    from framework_core.tools import spill
-
-    session = open_session(user_data_dir(), secrets_to_mask=secrets_in_env(key_env_vars(loaded)))
-    session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
-                   "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
-    teps = loaded.config.teps_settings
-    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
-    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
-    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
-    return session
 
 
 def find_session_by_prefix(data: Path, wanted: str) -> Path:

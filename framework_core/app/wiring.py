@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from framework_core.core.approval import Approver
-from framework_core.config.load import LoadedConfig, user_config_dir, user_data_dir
+from framework_core.config.load import LoadedConfig
+from framework_core.config.dirs import user_config_dir, user_data_dir
 from framework_core.core.agent import Agent
 from framework_core.errors import ConfigError
 from framework_core.core.events import EventSink, Notice
@@ -164,7 +166,30 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         warnings.append(notice)
     for warning in warnings:
         events(Notice("warning", warning))
-    from framework_core.app.startup import fresh_session
-
     facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a))
     return Parts(agent, facade, warnings)
+
+
+def key_env_vars(loaded: "LoadedConfig") -> list[str]:
+    cfg = loaded.config
+    names = {p.api_key_env_var for p in cfg.llm_settings.values() if p.api_key_env_var}
+    if cfg.api_key_env_var:
+        names.add(cfg.api_key_env_var)
+    return sorted(names)
+
+
+def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
+    """A new session for /clear, started with the agent's provider, model and persona, its command output
+    kept in its own folder."""
+    from framework_core.config.dirs import user_data_dir
+    from framework_core.core.session import open_session, secrets_in_env
+    from framework_core.tools import spill
+
+    session = open_session(user_data_dir(), secrets_to_mask=secrets_in_env(key_env_vars(loaded)))
+    session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
+                   "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
+    teps = loaded.config.teps_settings
+    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
+    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
+    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+    return session

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from framework_core.config.dirs import user_config_path
 from framework_core.errors import ConfigError
 from framework_core.config.shipped import CONFIG_NAME, CONTEXT_NAME, shipped_dir
 from framework_core.config.load_errors import at_key, explain, key_path, pydantic_error
@@ -28,25 +29,6 @@ PATH_KEYS = {("context_definition_file",), ("teps_settings", "allowlist_file")}
 PATH_LIST_KEYS = {("tools_files",), ("teps_settings", "rule_files")}
 ENV_VARS = {"LACA_PROVIDER": ("llm_provider",), "LACA_PERSONA": ("default_persona",),
             "LACA_CONTEXT_FILE": ("context_definition_file",)}
-
-
-def user_config_dir() -> Path:
-    """The user's LACA config folder: `$XDG_CONFIG_HOME/laca`, by default `~/.config/laca` on Linux."""
-    from platformdirs import user_config_path
-
-    return user_config_path("laca", appauthor=False)
-
-
-def user_data_dir() -> Path:
-    """Sessions, history, logs and the trust store: `$XDG_DATA_HOME/laca`, by default `~/.local/share/laca`
-    on Linux."""
-    from platformdirs import user_data_path
-
-    return user_data_path("laca", appauthor=False)
-
-
-def user_config_path() -> Path:
-    return user_config_dir() / "config.yaml"
 
 
 @dataclass

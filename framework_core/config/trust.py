@@ -231,7 +231,7 @@ def listed_by_user(workspace: Path, listed: Iterable[Any]) -> bool:
 
 def trusted_by_user_config(workspace: Path) -> bool:
     """Read only the user's config file for `trusted_workspaces` (cheap; a broken file is reported later)."""
-    from framework_core.config.load import user_config_path
+    from framework_core.config.dirs import user_config_path
     from framework_core.config.yaml_load import load_yaml_mapping
 
     path = user_config_path()
@@ -245,7 +245,7 @@ def trusted_by_user_config(workspace: Path) -> bool:
 
 
 def default_store() -> TrustStore:
-    from framework_core.config.load import user_data_dir
+    from framework_core.config.dirs import user_data_dir
 
     return TrustStore(user_data_dir() / STORE_NAME)
 

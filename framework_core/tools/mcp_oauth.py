@@ -39,7 +39,7 @@ class OAuthSignIn:
 
     def token_folder(self) -> Path:
         if self.folder is None:
-            from framework_core.config.load import user_data_dir
+            from framework_core.config.dirs import user_data_dir
 
             self.folder = user_data_dir() / AUTH_DIR
         return self.folder

@@ -73,7 +73,7 @@ def default_limits() -> OutputLimits:
     global _default
     with _default_lock:
         if _default is None:
-            from framework_core.config.load import user_data_dir
+            from framework_core.config.dirs import user_data_dir
 
             folder = user_data_dir() / "output" / f"pid-{os.getpid()}{SUFFIX}"
             _default = OutputLimits(folder)

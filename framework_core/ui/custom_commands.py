@@ -41,7 +41,7 @@ class CustomCommand:
 
 
 def command_dirs(workspace: Path) -> list[tuple[Path, str]]:
-    from framework_core.config.load import user_config_dir
+    from framework_core.config.dirs import user_config_dir
 
     return [(workspace / WORKSPACE_DIR, "workspace"), (user_config_dir() / "commands", "user")]
 

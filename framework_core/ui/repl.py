@@ -182,7 +182,7 @@ class Repl:
         if self._session is None:
             from prompt_toolkit import PromptSession
 
-            from framework_core.config.load import user_data_dir
+            from framework_core.config.dirs import user_data_dir
             from framework_core.ui.completion import LacaCompleter
             from framework_core.ui.input_history import make_history
 

@@ -10,7 +10,7 @@ from framework_core.wording import invocation
 def format_sessions(workspace: Path, *, numbered: bool = False) -> str:
     import time
 
-    from framework_core.config.load import user_data_dir
+    from framework_core.config.dirs import user_data_dir
     from framework_core.core.session import list_sessions
 
     rows = list_sessions(user_data_dir(), workspace)
@@ -52,7 +52,7 @@ def last_user_message(path: Path) -> str:
 
 def pick_session(workspace: Path) -> str | None:
     """`--resume` with no id, on a terminal: the sessions, numbered, and a question."""
-    from framework_core.config.load import user_data_dir
+    from framework_core.config.dirs import user_data_dir
     from framework_core.core.session import list_sessions
 
     rows = list_sessions(user_data_dir(), workspace)[:30]

@@ -55,7 +55,7 @@ def _grant_ids(repl: "Repl") -> list[str]:
 
 
 def _sessions(repl: "Repl") -> list[str]:
-    from framework_core.config.load import user_data_dir
+    from framework_core.config.dirs import user_data_dir
     from framework_core.core.session import list_sessions
 
     return [s.session_id for s in list_sessions(user_data_dir(), repl.facade.workspace)[:20]]

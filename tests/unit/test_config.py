@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.config.load import Overrides, load_config, resolve_api_key, user_config_path
+from framework_core.config.load import Overrides, load_config, resolve_api_key
+from framework_core.config.dirs import user_config_path
 from framework_core.errors import ConfigError, MissingApiKeyError
 
 
@@ -104,7 +105,7 @@ def test_code_theme_is_checked_against_pygments(workspace: Path) -> None:
 
 
 def test_user_dirs_follow_xdg_and_default_to_the_linux_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from framework_core.config.load import user_config_dir, user_data_dir
+    from framework_core.config.dirs import user_config_dir, user_data_dir
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

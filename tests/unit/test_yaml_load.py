@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.config.load import load_config, user_config_path
+from framework_core.config.load import load_config
+from framework_core.config.dirs import user_config_path
 from framework_core.errors import ConfigError
 from framework_core.config.yaml_load import MAX_BYTES, load_json, load_yaml, load_yaml_mapping
 

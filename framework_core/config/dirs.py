@@ -1,0 +1,25 @@
+"""Where LACA keeps the user's files, through platformdirs: config in `$XDG_CONFIG_HOME/laca` (by default
+`~/.config/laca` on Linux), sessions, history, logs and the trust store in `$XDG_DATA_HOME/laca`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def user_config_dir() -> Path:
+    """The user's LACA config folder: `$XDG_CONFIG_HOME/laca`, by default `~/.config/laca` on Linux."""
+    from platformdirs import user_config_path
+
+    return user_config_path("laca", appauthor=False)
+
+
+def user_data_dir() -> Path:
+    """Sessions, history, logs and the trust store: `$XDG_DATA_HOME/laca`, by default `~/.local/share/laca`
+    on Linux."""
+    from platformdirs import user_data_path
+
+    return user_data_path("laca", appauthor=False)
+
+
+def user_config_path() -> Path:
+    return user_config_dir() / "config.yaml"
