@@ -231,7 +231,10 @@ class EventRenderer:
     def _on_Notice(self, ev: Notice) -> None:
         self.pause()
         prefix = {"info": "", "warning": "warning: ", "error": "error: "}[ev.level]
-        self.console.print(Text(prefix + visible(ev.text), style=NOTICE_STYLE[ev.level]))
+        # A notice with an address (an MCP sign-in) is left to the terminal's own wrapping: an address cut by
+        # hard line breaks cannot be copied whole.
+        self.console.print(Text(prefix + visible(ev.text), style=NOTICE_STYLE[ev.level]),
+                           soft_wrap="://" in ev.text)
 
     def _on_TurnFinished(self, ev: TurnFinished) -> None:
         self._end_reasoning()

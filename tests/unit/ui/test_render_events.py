@@ -80,3 +80,15 @@ def test_a_multi_line_command_is_shown_whole_and_changes_and_sandbox_notes_are_s
         assert f"┆ {row}" in out
     assert "exit 0 · no output · 1 folder deleted" in out
     assert "⛶ sandbox: the sandbox gave this command no network" in out
+
+
+def test_a_notice_with_an_address_is_not_cut_by_line_breaks_so_it_can_be_copied() -> None:
+    from framework_core.core.events import Notice
+
+    url = "http://127.0.0.1:8790/authorize?response_type=code&client_id=" + "a" * 80 + "&state=xyz"
+    buf = io.StringIO()
+    renderer = EventRenderer(Console(file=buf, width=60, color_system=None))
+    renderer(Notice("warning", f"MCP server 'secure' needs you to sign in: open {url} in your browser"))
+    renderer(Notice("info", "a plain notice " * 8))
+    lines = buf.getvalue().splitlines()
+    assert url in lines[0] and all(len(line) <= 60 for line in lines[1:])  # plain text still wraps by words
