@@ -303,10 +303,10 @@ class LLMAdapterInterface(ABC):
         final event raises `StreamCutError` carrying the partial response.
         """
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: an adapter that holds no connection keeps it
         """Release connections. Safe to call twice."""
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 - an optional hook, a no-op where there is nothing slow to do
         """Do the slow part of the first request ahead of it (import the SDK, build its client)."""
 
     def send_message_sequence(self, messages: list[Message], active_persona_id: str | None = None,

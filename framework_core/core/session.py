@@ -308,7 +308,8 @@ class MessageManager:
         return f"{self.write_error or 'records were dropped'} ({lost} record{'s' if lost != 1 else ''} not saved)"
 
 
-def open_session(data_dir: Path, session_id: str | None = None, secrets_to_mask: tuple[str, ...] = ()) -> MessageManager:
+def open_session(data_dir: Path, session_id: str | None = None,
+                 secrets_to_mask: tuple[str, ...] = ()) -> MessageManager:
     """A session with its transcript open and locked. Raises SessionBusy when another LACA holds it; a data dir
     that cannot be written gives a session kept in memory (its `memory_only` says why)."""
     sid = session_id or new_session_id()
@@ -317,8 +318,8 @@ def open_session(data_dir: Path, session_id: str | None = None, secrets_to_mask:
     try:
         transcript.open()
     except OSError as exc:
-        why = (f"cannot write to {sessions_dir(data_dir)} ({exc.strerror or exc}): this session and the input history are kept in memory "
-               "only and will not be saved")
+        why = (f"cannot write to {sessions_dir(data_dir)} ({exc.strerror or exc}): this session and the input "
+               "history are kept in memory only and will not be saved")
         return MessageManager(None, sid, memory_only=why)
     return MessageManager(transcript, sid)
 

@@ -33,7 +33,8 @@ def test_repair_drops_orphans_and_empty_assistant() -> None:
 
 
 def test_valid_history_untouched() -> None:
-    msgs = [Message("user", "hi"), Message("assistant", "t", tool_calls=[call("a")]), result("a"), Message("assistant", "done")]
+    msgs = [Message("user", "hi"), Message("assistant", "t", tool_calls=[call("a")]), result("a"),
+            Message("assistant", "done")]
     assert repair(msgs) == (msgs, [])
 
 
@@ -86,5 +87,5 @@ def test_clear_and_replace_records(tmp_path: Path) -> None:
     s.add_user("three")
     loaded = load_transcript(s.transcript.path)
     assert [m.content for m in loaded.messages] == ["summary", "three"]
-    records = [json.loads(l)["type"] for l in s.transcript.path.read_text().splitlines()]
+    records = [json.loads(line)["type"] for line in s.transcript.path.read_text().splitlines()]
     assert records.count("clear") == 1 and records.count("replace") == 1

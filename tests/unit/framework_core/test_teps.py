@@ -16,11 +16,13 @@ from framework_core.tools.base import ToolSpec
 def engine(ws: Path, answers=(), **kw) -> tuple[TEPSEngine, ScriptedApprover, list]:
     events: list = []
     approver = ScriptedApprover(answers)
-    return TEPSEngine({"command_timeout_s": 10}, workspace=ws, approver=approver, events=events.append, **kw), approver, events
+    teps = TEPSEngine({"command_timeout_s": 10}, workspace=ws, approver=approver, events=events.append, **kw)
+    return teps, approver, events
 
 
 def bash(cmd: str, rid: str = "r1", brief: str = "Intent: test") -> dict:
-    return {"request_id": rid, "tool_name": "executeBashCommand", "parameters": {"command": cmd}, "icerc_full_text": brief}
+    return {"request_id": rid, "tool_name": "executeBashCommand", "parameters": {"command": cmd},
+            "icerc_full_text": brief}
 
 
 def test_request_dict_in_result_dict_out_for_safe_command(workspace: Path) -> None:
@@ -129,7 +131,8 @@ def test_handler_crash_becomes_error_result(workspace: Path) -> None:
     def boom(args, ctx):
         raise RuntimeError("kaput")
 
-    teps.registry.register(ToolSpec("boom", "explodes", {"type": "object", "properties": {}}, boom, permission="always"))
+    teps.registry.register(ToolSpec("boom", "explodes", {"type": "object", "properties": {}}, boom,
+                                    permission="always"))
     res = teps.execute(ToolRequest("b", "boom", {}, "b"))
     assert res.status == "error" and "kaput" in res.data["error_message"]
 

@@ -12,7 +12,7 @@ import pytest
 
 from framework_core.tools.envscrub import scrub_env
 from framework_core.sandbox.undo_store import UndoStore
-from framework_core.tools.files import atomic_write, resolve_in_workspace, unified_diff_preview, write_with_undo
+from framework_core.tools.files import resolve_in_workspace, unified_diff_preview, write_with_undo
 from framework_core.tools.runner import run_command
 from tests.waiting import alive, wait_until
 
