@@ -35,7 +35,8 @@ def explain(stderr: str, *, workspace: Path, mode: str | None, network: bool,
                      "The user can change it themselves, or approve a writeFile of it (asked every time).")
     elif "Read-only file system" in stderr:
         notes += _read_only(stderr, workspace, mode, profile)
-    if PRIVATE_TMP.search(stderr) and str(workspace) not in PRIVATE_TMP.search(stderr).group(0):
+    private_tmp = PRIVATE_TMP.search(stderr)
+    if private_tmp and str(workspace) not in private_tmp.group(0):
         notes.append("the sandbox gives each command its own empty /tmp and /var/tmp: files of the host's /tmp "
                      "are not visible there; use the workspace for files that must last")
     if not network and NO_NETWORK.search(stderr):
