@@ -240,7 +240,7 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
             if stop is not None:
                 return stop
             for key, _ in sel.select(timeout=0.1):
-                size = os.readv(key.fileobj.fileno(), [buffer])  # type: ignore[union-attr]
+                size = os.readv(key.fd, [buffer])
                 if size:
                     caps[key.data].add(view[:size])
                     emitter.add(view[:size])
@@ -290,8 +290,8 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
         if stream is not None:
             stream.close()
     out, err = caps["stdout"], caps["stderr"]
-    views = [c.view(n) for c, n in zip((out, err), shares([out.total, err.total], budget_chars))]
-    cut = tuple(f"{name} cut: {v.summary()}" for name, v in zip(("stdout", "stderr"), views) if v.cut)
+    views = [c.view(n) for c, n in zip((out, err), shares([out.total, err.total], budget_chars), strict=True)]
+    cut = tuple(f"{name} cut: {v.summary()}" for name, v in zip(("stdout", "stderr"), views, strict=True) if v.cut)
     return CommandOutcome(views[0].text, views[1].text, code if how == "done" else None, how == "timeout",
                           how == "cancelled", time.monotonic() - start, out.total + err.total,
                           out.spill_path or err.spill_path or views[0].saved_path or views[1].saved_path,
