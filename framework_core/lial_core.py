@@ -344,7 +344,7 @@ def render_result(result: "ToolResult") -> str:
     for key in NOTES:
         if data.get(key):
             lines.append(f"{key.replace('_', ' ')}: {_value(data[key])}")
-    handled = {"exit_code", "duration_s", "cut", "changes", "cancelled", "lines", "status_code", "message",
+    handled = {"exit_code", "duration_s", "cut", "changes", "lines", "status_code", "message",
                "error_message", "user_reason", *STREAMS, *BODIES, *NOTES}
     lines += [f"{key}: {_value(value)}" for key, value in data.items() if key not in handled]
     return "\n".join(line for line in lines if line)
@@ -362,8 +362,6 @@ def _header(status: str, data: dict[str, Any]) -> str:
     for key in ("lines", "changes", "cut"):
         if data.get(key):
             facts.append(str(data[key]))
-    if data.get("cancelled"):
-        facts.append("cancelled by the user (Ctrl-C)")
     if status == "success":
         first = " · ".join(["ok", *facts])
         return first + (f"\n{data['message']}" if data.get("message") else "")

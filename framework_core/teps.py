@@ -362,7 +362,6 @@ class TEPSEngine:
         assert prep.spec
         req, spec = prep.request, prep.spec
         ctx = self.context
-        ctx.cancel.clear()
         ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
         ctx.review = (lambda cs: self._review(prep, cs)) if ctx.scope.preview else None
         self.audit({"type": "tool_started", "request_id": req.request_id, "tool_name": req.tool_name})
@@ -370,7 +369,7 @@ class TEPSEngine:
         try:
             data = spec.handler(dict(req.parameters), ctx)
             code = data.get("exit_code")
-            if isinstance(code, int) and code != 0 and not data.get("cancelled"):  # a failed command failed
+            if isinstance(code, int) and code != 0:  # a failed command failed
                 result = self._result(req, "error", error_message=f"the command exited with status {code}", **data)
             else:
                 result = self._result(req, "success", **data)

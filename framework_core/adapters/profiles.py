@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from framework_core.config.models import ProviderSettings
     from framework_core.lial_core import Usage
 
-THINKING_MODES = ("none", "budget", "adaptive", "always")
 MIN_THINKING_BUDGET = 1024  # the Messages API's smallest budget_tokens
 
 

@@ -44,10 +44,6 @@ class ApprovalRequest:
     def allow_session(self) -> bool:
         return bool(self.grant_options) and self.level < Level.DANGEROUS
 
-    @property
-    def missing_brief(self) -> bool:
-        return not self.request.icerc_full_text.strip()
-
 
 @dataclass
 class ApprovalAnswer:

@@ -54,10 +54,6 @@ class Transcript:
         self._mask = tuple(s for s in secrets_to_mask if s and len(s) >= 8)
         self._unterminated = False
 
-    @property
-    def is_open(self) -> bool:
-        return self._fd is not None
-
     def open(self) -> None:
         import fcntl
 

@@ -218,10 +218,6 @@ class MessageManager:
         """One tool result, journaled the moment its call finishes."""
         self.add(Message.tool_result(result))
 
-    def add_results(self, results: list[ToolResult]) -> None:
-        for result in results:
-            self.add_result(result)
-
     def record_usage(self, usage: Usage, *, side_request: bool = False) -> None:
         """Count a request's tokens. A side request (a summary for compaction) counts in the totals but does
         not describe the conversation's context, so `last_usage` is left alone."""

@@ -31,7 +31,6 @@ def run_user_command(agent: "Agent", command: str) -> ToolResult:
     spec = teps.registry.get("executeBashCommand")
     assert spec is not None, "the bash tool is built in"
     ctx = teps.context
-    ctx.cancel.clear()
     ctx.scope = CallScope(writes=True, network=classify_command(command).network)
     ctx.on_output = lambda text: agent.events(ToolOutputChunk(request.request_id, text))
     agent.events(ToolCallStarted(request, "Run command", command, True, "you typed it (!)"))

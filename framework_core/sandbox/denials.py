@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-READ_ONLY = re.compile(r"(?:cannot \w+ |can't \w+ |open(?:ing)? |['\"]?)([^\s'\":]*)['\"]?:? ?.*Read-only file system"
-                       r"|Read-only file system", re.I)
 NO_NETWORK = re.compile(r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
                         r"Network is unreachable|getaddrinfo|No address associated with hostname|"
                         r"Failed to establish a new connection|Connection refused|nodename nor servname", re.I)

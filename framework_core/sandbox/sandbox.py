@@ -26,7 +26,6 @@ from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 Profile = Literal["workspace-write", "read-only", "off"]
 SERVER_SECCOMP_FD = 9  # where `sh` opens the filter file for bubblewrap in a server's wrapper
 CACHE_S = 30.0  # how long the control-path scan and the hidden-path list are reused
-PROFILES: tuple[Profile, ...] = ("workspace-write", "read-only", "off")
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
     sandbox = ctx.sandbox
     scope = ctx.scope
     run = partial(run_command, command, cwd=cwd, env=ctx.env, timeout_s=ctx.settings.command_timeout_s,
-                  budget_chars=ctx.result_budget(), cancel=ctx.cancel, on_output=ctx.on_output,
+                  budget_chars=ctx.result_budget(), on_output=ctx.on_output,
                   spill_dir=ctx.outputs_dir)
     if sandbox is None:
         return Executed(run(), "off")

@@ -43,7 +43,7 @@ def test_transcript_roundtrip_and_corrupt_last_line(tmp_path: Path) -> None:
     s.start({"workspace": "/ws"})
     s.add_user("please use sk-secret-value-123")
     s.add(Message("assistant", "", tool_calls=[call("a")]))
-    s.add_results([ToolResult("a", "executeBashCommand", "success", {"stdout": "x"})])
+    s.add_result(ToolResult("a", "executeBashCommand", "success", {"stdout": "x"}))
     s.record_usage(Usage(10, 5))
     s.transcript.close()
     path = s.transcript.path
@@ -61,7 +61,7 @@ def test_kill_mid_turn_leaves_loadable_valid_history(tmp_path: Path) -> None:
     s = open_session(tmp_path)
     s.add_user("go")
     s.add(Message("assistant", "", tool_calls=[call("a"), call("b")]))
-    s.add_results([ToolResult("a", "executeBashCommand", "success", {})])
+    s.add_result(ToolResult("a", "executeBashCommand", "success", {}))
     # process dies here: b never answered
     loaded = load_transcript(s.transcript.path)
     assert is_valid(loaded.messages)

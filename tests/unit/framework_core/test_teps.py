@@ -77,10 +77,10 @@ def test_dangerous_with_allow_dangerous_asks_default_no_without_a(workspace: Pat
     assert req.default == "deny" and not req.allow_session and req.grant_options == []
 
 
-def test_missing_brief_is_flagged_not_fatal(workspace: Path) -> None:
+def test_a_call_without_a_brief_is_still_asked(workspace: Path) -> None:
     teps, approver, _ = engine(workspace, ["n"])
     teps.execute_tool(bash("touch z", brief=""))
-    assert approver.seen[0].missing_brief
+    assert [req.request.icerc_full_text for req in approver.seen] == [""]
 
 
 def test_unknown_tool_and_bad_arguments_are_error_results(workspace: Path) -> None:
