@@ -1,4 +1,4 @@
-# Two entry points: `make run` starts the agent, `make test` runs the whole suite.
+# Two entry points: `make run` starts the agent, `make test` runs the whole suite (lint and types first).
 # Each creates .venv on first use and installs what it needs.
 PY ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null || echo python3)
 VENV := .venv
@@ -12,17 +12,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-.PHONY: run test bench venv clean
+LINT_PATHS := framework_core tests benchmarks run_framework.py setup.py
+
+.PHONY: run lint test bench venv clean
 venv: $(STAMP)
 
 run: $(STAMP)
 	@$(BIN)/python run_framework.py $(ARGS)
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/mypy framework_core
+
+test: lint
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all $(ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

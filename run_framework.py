@@ -7,12 +7,11 @@ dependencies, it re-runs itself with the project's `.venv` (created by `make run
 
 import os
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-
-from importlib.util import find_spec
 
 DEPENDENCIES = ("prompt_toolkit", "rich", "openai", "anthropic", "yaml", "pydantic", "tree_sitter",
                 "tree_sitter_bash", "mcp")

@@ -8,7 +8,6 @@ model can read the whole output later, in ranges, with readFile.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys

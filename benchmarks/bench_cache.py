@@ -63,12 +63,13 @@ def measure() -> list[Row]:
 def table(cached: list, plain: list) -> str:
     lines = ["| request | cached: input | cache write | cache read | input cost | uncached: input | input cost |",
              "|---|---:|---:|---:|---:|---:|---:|"]
-    for n, ((u, c), (p, pc)) in enumerate(zip(cached, plain), start=1):
+    for n, ((u, c), (p, pc)) in enumerate(zip(cached, plain, strict=True), start=1):
         label = f"round {n}" if n <= ROUNDS else "closing reply"
         lines.append(f"| {label} | {u.input_tokens:,} | {u.cache_write_tokens:,} | {u.cache_read_tokens:,} | "
                      f"${c:.6f} | {p.input_tokens:,} | ${pc:.6f} |")
-    total = [sum(x) for x in zip(*[(u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, c) for u, c in cached])]
-    ptotal = [sum(x) for x in zip(*[(p.input_tokens, pc) for p, pc in plain])]
+    columns = [(u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, c) for u, c in cached]
+    total = [sum(x) for x in zip(*columns, strict=True)]
+    ptotal = [sum(x) for x in zip(*[(p.input_tokens, pc) for p, pc in plain], strict=True)]
     lines.append(f"| **total** | {total[0]:,} | {total[1]:,} | {total[2]:,} | ${total[3]:.6f} | {ptotal[0]:,} | "
                  f"${ptotal[1]:.6f} |")
     return "\n".join(lines), total[3] / ptotal[1]

@@ -47,7 +47,8 @@ def write_long_session(data: Path, workspace: Path, messages: int = MESSAGES) ->
     while len(s.messages) < messages - 2:
         rid = f"call_{turn}"
         s.add_user(f"question {turn}: please look at file_{turn}.py and explain it " * 2)
-        s.add(Message("assistant", "Let me read it.", tool_calls=[ToolRequest(rid, "readFile", {"path": f"f{turn}.py"})]))
+        call = ToolRequest(rid, "readFile", {"path": f"f{turn}.py"})
+        s.add(Message("assistant", "Let me read it.", tool_calls=[call]))
         s.record({"type": "tool_started", "request_id": rid, "tool_name": "readFile"})
         s.add_result(ToolResult(rid, "readFile", "success", {"content": "def f():\n    return 1\n" * 40}))
         s.record({"type": "tool_decision", "request_id": rid, "status": "success", "policy": "allow"})

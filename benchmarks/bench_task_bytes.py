@@ -70,8 +70,9 @@ def measure() -> list[Row]:
     for wire in ("openai", "openai-responses", "anthropic"):
         sizes = run_task(wire)
         per = ", ".join(f"{s:,}" for s in sizes)
-        rows.append(ratio_row(f"bytes and requests for a small task ({wire})", sum(sizes) / 1000, BEFORE[wire] / 1000, 0.5,
-                              unit="KB", note=f"{len(sizes)} requests: {per} bytes; baseline = the same task before"))
+        rows.append(ratio_row(f"bytes and requests for a small task ({wire})", sum(sizes) / 1000,
+                              BEFORE[wire] / 1000, 0.5, unit="KB",
+                              note=f"{len(sizes)} requests: {per} bytes; baseline = the same task before"))
     return rows
 
 

@@ -153,7 +153,8 @@ class DynamicContextManager:
             return
         if size > DOC_MAX_BYTES:
             content += f"\n[… '{doc_id}' cut at {DOC_MAX_BYTES:,} of {size:,} bytes]"
-            self.warnings.append(f"context document '{doc_id}' is {size:,} bytes; only the first {DOC_MAX_BYTES:,} are used")
+            self.warnings.append(f"context document '{doc_id}' is {size:,} bytes; "
+                                 f"only the first {DOC_MAX_BYTES:,} are used")
         kind = "persona" if "persona" in section.lower() else "document"
         self._docs[doc_id] = LoadedDocument(doc_id, section, Path(os.path.realpath(path)), kind, content)
 

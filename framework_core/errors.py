@@ -91,9 +91,3 @@ class ToolError(LacaError):
 class ToolArgumentError(ToolError):
     """The model's arguments do not fit the tool's schema (tools/arguments.py) or a check no schema can say
     (a path outside the workspace); the tool did not run."""
-
-
-class TurnInterrupted(LacaError):
-    """The user pressed Ctrl-C; the turn stops and history is repaired."""
-
-    exit_code = 130

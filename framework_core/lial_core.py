@@ -303,10 +303,10 @@ class LLMAdapterInterface(ABC):
         final event raises `StreamCutError` carrying the partial response.
         """
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: an adapter that holds no connection keeps it
         """Release connections. Safe to call twice."""
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 - an optional hook, a no-op where there is nothing slow to do
         """Do the slow part of the first request ahead of it (import the SDK, build its client)."""
 
     def send_message_sequence(self, messages: list[Message], active_persona_id: str | None = None,
@@ -344,7 +344,7 @@ def render_result(result: "ToolResult") -> str:
     for key in NOTES:
         if data.get(key):
             lines.append(f"{key.replace('_', ' ')}: {_value(data[key])}")
-    handled = {"exit_code", "duration_s", "cut", "changes", "cancelled", "lines", "status_code", "message",
+    handled = {"exit_code", "duration_s", "cut", "changes", "lines", "status_code", "message",
                "error_message", "user_reason", *STREAMS, *BODIES, *NOTES}
     lines += [f"{key}: {_value(value)}" for key, value in data.items() if key not in handled]
     return "\n".join(line for line in lines if line)
@@ -362,8 +362,6 @@ def _header(status: str, data: dict[str, Any]) -> str:
     for key in ("lines", "changes", "cut"):
         if data.get(key):
             facts.append(str(data[key]))
-    if data.get("cancelled"):
-        facts.append("cancelled by the user (Ctrl-C)")
     if status == "success":
         first = " · ".join(["ok", *facts])
         return first + (f"\n{data['message']}" if data.get("message") else "")

@@ -18,7 +18,7 @@ from framework_core.core.approval import MCP_WARNING, ApprovalAnswer, ApprovalRe
 from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
-from framework_core.lial_core import ToolRequest, ToolResult
+from framework_core.lial_core import ToolRequest, ToolResult, ToolStatus
 from framework_core.policy.decide import CallFacts, Decision, PolicyState, decide
 from framework_core.policy.levels import Level
 from framework_core.tools.base import ActionPreview, CallScope, ToolContext, ToolRegistry, ToolSpec
@@ -254,14 +254,17 @@ class TEPSEngine:
         spec = self.registry.get(req.tool_name)
         if spec is None:
             names = ", ".join(sorted(t.name for t in self.registry.all()))
-            prep.early = self._result(req, "error", error_message=f"Unknown tool '{req.tool_name}'. Available tools: {names}")
+            prep.early = self._result(req, "error",
+                                      error_message=f"Unknown tool '{req.tool_name}'. Available tools: {names}")
             return prep
         prep.spec = spec
         if req.parse_error:
-            prep.early = self._result(req, "error", error_message=f"{req.parse_error}. Send the arguments again as a JSON object.")
+            prep.early = self._result(req, "error", error_message=f"{req.parse_error}. Send the arguments again "
+                                                                  "as a JSON object.")
             return prep
         if spec.permission == "never":
-            prep.early = self._result(req, "blocked_by_policy", message=f"Tool '{spec.name}' is disabled by configuration (permission: never).")
+            prep.early = self._result(req, "blocked_by_policy",
+                                      message=f"Tool '{spec.name}' is disabled by configuration (permission: never).")
             return prep
         try:
             spec.check_arguments(req.parameters)  # against the schema the model sees: nothing is asked or run
@@ -359,7 +362,6 @@ class TEPSEngine:
         assert prep.spec
         req, spec = prep.request, prep.spec
         ctx = self.context
-        ctx.cancel.clear()
         ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
         ctx.review = (lambda cs: self._review(prep, cs)) if ctx.scope.preview else None
         self.audit({"type": "tool_started", "request_id": req.request_id, "tool_name": req.tool_name})
@@ -367,7 +369,7 @@ class TEPSEngine:
         try:
             data = spec.handler(dict(req.parameters), ctx)
             code = data.get("exit_code")
-            if isinstance(code, int) and code != 0 and not data.get("cancelled"):  # a failed command failed
+            if isinstance(code, int) and code != 0:  # a failed command failed
                 result = self._result(req, "error", error_message=f"the command exited with status {code}", **data)
             else:
                 result = self._result(req, "success", **data)
@@ -396,8 +398,8 @@ class TEPSEngine:
     # ---- results ---------------------------------------------------------------------------
 
     @staticmethod
-    def _result(req: ToolRequest, result_status: str, /, **data: Any) -> ToolResult:
-        return ToolResult(req.request_id, req.tool_name, result_status, data)  # type: ignore[arg-type]
+    def _result(req: ToolRequest, result_status: ToolStatus, /, **data: Any) -> ToolResult:
+        return ToolResult(req.request_id, req.tool_name, result_status, data)
 
     def _interrupted(self, req: ToolRequest) -> ToolResult:
         return self._result(req, "declined_by_user", message=INTERRUPTED)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from framework_core.lial_core import LLMAdapterInterface
@@ -20,9 +20,18 @@ _results: dict[ServerKey, list[str] | str] = {}  # a list of model ids, or why t
 _running: dict[ServerKey, threading.Thread] = {}
 
 
+@runtime_checkable
+class ListsModels(Protocol):
+    """An adapter that can ask its server for the models it offers (the SDK adapters can)."""
+
+    def list_models(self, timeout_s: float, limit: int) -> list[str]: ...
+
+
 def _fetch(adapter: "Callable[[], LLMAdapterInterface]", key: ServerKey) -> None:
     try:
-        result: list[str] | str = adapter().list_models(LIST_TIMEOUT_S, MAX_MODELS)
+        made = adapter()
+        result: list[str] | str = (made.list_models(LIST_TIMEOUT_S, MAX_MODELS) if isinstance(made, ListsModels)
+                                   else f"{type(made).__name__} cannot list its server's models")
     except Exception as exc:  # shown as the reason, never raised into the prompt
         result = str(exc)
     with _lock:

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from framework_core.config.models import ProviderSettings
     from framework_core.lial_core import Usage
 
-THINKING_MODES = ("none", "budget", "adaptive", "always")
 MIN_THINKING_BUDGET = 1024  # the Messages API's smallest budget_tokens
 
 
@@ -245,7 +244,8 @@ def describe(caps: Capabilities) -> str:
     p = caps.profile
     parts = [f"context {caps.context_window:,}"]
     if caps.output_tokens:
-        cap = f" (max {p.max_output_tokens:,})" if p.max_output_tokens and p.max_output_tokens != caps.output_tokens else ""
+        raised = p.max_output_tokens and p.max_output_tokens != caps.output_tokens
+        cap = f" (max {p.max_output_tokens:,})" if raised else ""
         parts.append(f"output limit {caps.output_tokens:,}{cap}")
     else:
         parts.append("output limit: the server's")

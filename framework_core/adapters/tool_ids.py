@@ -64,7 +64,7 @@ def wire_ids(messages: list[Message], max_len: int) -> WireIds:
                 ids.append(wid)
                 n += 1
             out.calls[i] = ids
-            pending = list(zip([c.request_id for c in m.tool_calls], ids))
+            pending = list(zip([c.request_id for c in m.tool_calls], ids, strict=True))
         elif m.role == "tool_result":
             out.results[i] = _answer(pending, m.tool_call_id or "")
         else:

@@ -34,7 +34,7 @@ def _plan(messages: list[Message], takes_images: bool, model: str) -> list[_Show
     results = [m for m in messages if m.role == "tool_result"]
     plan = [_Shown() for _ in results]
     count = size = 0
-    for shown, m in zip(reversed(plan), reversed(results)):
+    for shown, m in zip(reversed(plan), reversed(results), strict=True):
         for n, image in reversed(list(enumerate(m.images, start=1))):
             data = str(image.get("data") or "")
             if not data or not image.get("mime_type"):
@@ -96,7 +96,7 @@ def add_anthropic_images(wire: list[dict[str, Any]], messages: list[Message], *,
 def add_chat_images(wire: list[dict[str, Any]], messages: list[Message], *, takes_images: bool,
                     model: str = "") -> list[dict[str, Any]]:
     """After each run of `tool` messages, a user message with the images of those results."""
-    results = iter(zip(_results(messages), _plan(messages, takes_images, model)))
+    results = iter(zip(_results(messages), _plan(messages, takes_images, model), strict=True))
     out: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     for msg in wire:
@@ -128,7 +128,7 @@ def _flush(out: list[dict[str, Any]], parts: list[dict[str, Any]], following: di
 def add_responses_images(items: list[dict[str, Any]], messages: list[Message], *, takes_images: bool,
                          model: str = "") -> list[dict[str, Any]]:
     """After each run of `function_call_output` items, a user message with the images of those results."""
-    results = iter(zip(_results(messages), _plan(messages, takes_images, model)))
+    results = iter(zip(_results(messages), _plan(messages, takes_images, model), strict=True))
     out: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     for item in items:

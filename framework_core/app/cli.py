@@ -53,7 +53,7 @@ class Parser(argparse.ArgumentParser):
 class Parsed(NamedTuple):
     values: dict[str, Any]  # the root options (dest → value) and "message"
     command: Handler | None = None  # a subcommand, or None for the REPL / -p
-    args: argparse.Namespace | None = None  # the subcommand's own arguments
+    args: argparse.Namespace = argparse.Namespace()  # the subcommand's own arguments (none without one)
 
 
 def root_parser() -> Parser:

@@ -50,7 +50,8 @@ def build_policy_state(loaded: LoadedConfig):  # -> PolicyState
     from framework_core.config.rule_files import load_policy
 
     auto = str(loaded.workspace / WORKSPACE_RULES)  # read because it is there, not because the user named it
-    return load_policy(rule_file_paths(loaded), keep=lambda r: r.source != auto or loaded.trust.allows(f"rule:{r.name}"))
+    return load_policy(rule_file_paths(loaded),
+                       keep=lambda r: r.source != auto or loaded.trust.allows(f"rule:{r.name}"))
 
 
 def build_registry(loaded: LoadedConfig):  # -> ToolRegistry

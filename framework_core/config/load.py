@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from framework_core.config.dirs import user_config_path
 from framework_core.errors import ConfigError
@@ -205,20 +205,20 @@ def _unknown_provider(cfg: "FrameworkConfig", docs: dict[str, YamlDoc],
 
 
 def load_config(workspace: Path | None = None, overrides: Overrides | None = None,
-                env: dict[str, str] | None = None, trust: "TrustDecision | None" = None) -> LoadedConfig:
+                env: Mapping[str, str] | None = None, trust: "TrustDecision | None" = None) -> LoadedConfig:
     """The layered config. The workspace's own additions apply only as far as `trust` (or, when None, the
     trust store, `--trust` and the user's `trusted_workspaces`) allows; see framework_core/config/trust.py."""
     workspace = (workspace or Path.cwd()).resolve()
     overrides = overrides or Overrides()
-    env = os.environ if env is None else env
+    environ: Mapping[str, str] = os.environ if env is None else env
     data: dict[str, Any] = {}
     sources: dict[tuple[str, ...], str] = {}
     gate, decision = _trust_gate(workspace, overrides, data, trust)
     docs = _read_layers(workspace, overrides, data, sources, gate)
     env_layer: dict[str, Any] = {}
     for var, keys in ENV_VARS.items():
-        if env.get(var):
-            env_layer[keys[0]] = env[var]
+        if environ.get(var):
+            env_layer[keys[0]] = environ[var]
     _merge(data, env_layer, "env", sources)
     flags: dict[str, Any] = {}
     if overrides.provider:
@@ -228,7 +228,7 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
     if overrides.sandbox:
         flags["sandbox"] = {"profile": overrides.sandbox}
     _merge(data, flags, "flag", sources)
-    model = overrides.model or env.get("LACA_MODEL")
+    model = overrides.model or environ.get("LACA_MODEL")
     prov = data.get("llm_provider", "openai")
     if model and isinstance(data.setdefault("llm_settings", {}), dict) and isinstance(prov, str):
         entry = data["llm_settings"].setdefault(prov, {})
@@ -244,16 +244,16 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
 
 
 def resolve_api_key(cfg: "FrameworkConfig", provider: str | None = None,
-                    env: dict[str, str] | None = None) -> str | None:
+                    env: Mapping[str, str] | None = None) -> str | None:
     """The key for a provider, or None when it needs none. Raises MissingApiKeyError naming the env var."""
     from framework_core.errors import MissingApiKeyError
 
-    env = os.environ if env is None else env
+    environ: Mapping[str, str] = os.environ if env is None else env
     name = provider or cfg.llm_provider
     var = cfg.api_key_env(name)
     if not var:
         return None
-    key = env.get(var, "").strip()
+    key = environ.get(var, "").strip()
     if not key:
         raise MissingApiKeyError(name, var)
     return key

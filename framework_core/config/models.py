@@ -37,8 +37,10 @@ class ProviderSettings(_Model):
                                                                       "default; on or off where the model allows.")
     prompt_caching: bool = Field(True, description="Anthropic: mark the system prompt, tools and the conversation's "
                                                    "tail for prompt caching.")
-    base_url: str | None = Field(None, description="API base URL; unset uses the SDK's own OPENAI_BASE_URL / ANTHROPIC_BASE_URL.")
-    api_key_env_var: str | None = Field(None, description="Env var holding the key; unset means the server needs no key.")
+    base_url: str | None = Field(None, description="API base URL; unset uses the SDK's own OPENAI_BASE_URL / "
+                                                    "ANTHROPIC_BASE_URL.")
+    api_key_env_var: str | None = Field(None, description="Env var holding the key; unset means the server needs "
+                                                           "no key.")
     context_window: int | None = Field(None, gt=0, description="Tokens the model accepts (drives compaction and the "
                                                                "status line); unset uses the profile.")
     price_input_per_mtok: float | None = Field(None, ge=0, description="USD per million input tokens, for /tokens; "
@@ -55,7 +57,8 @@ class ProviderSettings(_Model):
     images: bool | None = Field(None, description="Whether the model takes images as input: a tool's images (an MCP "
                                                   "screenshot) are sent as image blocks, else as a short note; "
                                                   "unset uses the profile (false for unknown models).")
-    extra_headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers (no secrets: use api_key_env_var).")
+    extra_headers: dict[str, str] = Field(default_factory=dict,
+                                          description="Extra HTTP headers (no secrets: use api_key_env_var).")
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = Field(
         None, description="Reasoning effort for OpenAI reasoning models (Responses: reasoning.effort); unset uses the "
                           "model's default.")
@@ -80,13 +83,15 @@ class TepsSettings(_Model):
     allowlist_file: str | None = Field(None, description="Rule file of allowed / denied commands (YAML rules, "
                                                           "or one allowed command prefix per line).")
     rule_files: list[str] = Field(default_factory=list, description="More rule files (user, workspace).")
-    dry_run_enabled: bool = Field(False, description="Show what would run and return a dry-run result instead of running.")
+    dry_run_enabled: bool = Field(False, description="Show what would run and return a dry-run result instead of "
+                                                     "running.")
     command_timeout_s: float = Field(120.0, gt=0, description="Seconds before a command's process group is killed.")
     output_budget_chars: int = Field(10_000, gt=500, description="Characters of one tool result the model receives "
                                      "(head and tail; the rest is saved for paging with readFile); smaller for a "
                                      "model with a small context window.")
     output_max_bytes: int = Field(50_000_000, ge=1_000_000, description="Output one command may print; past "
-                                  "this it is stopped (an endless producer such as `yes` ends here, not on a full disk).")
+                                  "this it is stopped (an endless producer such as `yes` ends here, not on a full "
+                                  "disk).")
     output_session_max_bytes: int = Field(500_000_000, ge=0, description="Disk the full outputs of a "
                                           "session's commands may take in all; past this only head and tail are kept.")
     screen_output_lines: int = Field(20, ge=0, description="Lines of live command output shown on screen per call.")
@@ -94,7 +99,8 @@ class TepsSettings(_Model):
                                 "file within output_budget_chars); accepted so that older config files still load.")
     scrub_env_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SCRUB_PATTERNS),
                                           description="Env var name patterns withheld from commands.")
-    keep_env: list[str] = Field(default_factory=list, description="Env vars passed through even if a scrub pattern matches.")
+    keep_env: list[str] = Field(default_factory=list,
+                                description="Env vars passed through even if a scrub pattern matches.")
 
 
 class McpOAuthSettings(_Model):
@@ -255,7 +261,8 @@ class FrameworkConfig(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     tools_files: list[str] = Field(default_factory=list, description="Declared-tool files (tools.yaml).")
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
-    mcp_startup_wait_s: float = Field(10.0, ge=0, description="How long the first request waits for MCP servers still starting.")
+    mcp_startup_wait_s: float = Field(10.0, ge=0,
+                                      description="How long the first request waits for MCP servers still starting.")
     ui: UiSettings = Field(default_factory=UiSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     trusted_workspaces: list[str] = Field(default_factory=list, description="Workspaces whose own MCP servers, "

@@ -56,12 +56,13 @@ def config_additions(layer: dict[str, Any]) -> list[tuple[Addition, tuple[str, .
                 out.append((Addition(f"config:{top}.{name}", kind, _describe(top, name, value), digest_of(value)),
                             (top, str(name))))
     for path in GATED_KEYS:
-        value: Any = layer
+        setting: Any = layer
         for part in path:
-            value = value.get(part) if isinstance(value, dict) else None
-        if value is not None:
+            setting = setting.get(part) if isinstance(setting, dict) else None
+        if setting is not None:
             dotted = ".".join(path)
-            out.append((Addition(f"config:{dotted}", "setting", f"{dotted}: {_short(value)}", digest_of(value)), path))
+            out.append((Addition(f"config:{dotted}", "setting", f"{dotted}: {_short(setting)}", digest_of(setting)),
+                        path))
     return out
 
 
@@ -112,7 +113,7 @@ def _tool_additions(path: Path) -> list[Addition]:
     out = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and item.get("name"):
-            cfg = item.get("config") if isinstance(item.get("config"), dict) else {}
+            cfg = item["config"] if isinstance(item.get("config"), dict) else {}
             what = (f"runs {' '.join(map(str, cfg.get('command') or []))}" if item.get("type") == "cli"
                     else f"calls {cfg.get('method', 'GET')} {cfg.get('base_url', '?')}")
             ask = "asks first" if item.get("requires_approval", True) else "runs WITHOUT asking"

@@ -161,7 +161,7 @@ class _JsonLines:
         return bisect.bisect_left(self.breaks, at) + 1
 
     def _skip(self, at: int) -> int:
-        return self._SPACE.match(self.text, at).end()  # type: ignore[union-attr]
+        return self._SPACE.match(self.text, at).end()  # type: ignore[union-attr]  # matches the empty string too
 
     def _value(self, at: int, keys: tuple[str | int, ...]) -> int:
         at = self._skip(at)
@@ -175,7 +175,7 @@ class _JsonLines:
         while True:
             at = self._skip(at)
             if opener == "{":
-                key, after = json.decoder.scanstring(self.text, at + 1)
+                key, after = self.decoder.raw_decode(self.text, at)  # the key, a JSON string
                 if keys + (key,) in self.lines:
                     raise ConfigError(f"duplicate key '{key}' in one object (first given on line "
                                       f"{self.lines[keys + (key,)]}); keep only one", path=str(self.path),

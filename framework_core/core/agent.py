@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from framework_core.adapters.tool_ids import make_unique
 from framework_core.errors import ConfigError, LacaError, ProviderError, StreamCutError
@@ -44,17 +44,18 @@ class Agent:
 
     def __init__(self, config: "FrameworkConfig", *, dcm: "DynamicContextManager", teps: "TEPSEngine",
                  session: "MessageManager", events: EventSink, mcp: "McpManager | None" = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.dcm = dcm
         self.teps = teps
         self.session = session
         self.events = events
         self.pending_notes: list[str] = []
+        self.window_fit_note = ""  # what the last request left out of the history, said once (core/context_fit.py)
         self.mcp = mcp
         if mcp is not None:  # results sized for the active model's window
             mcp.bind(window=lambda: self.caps.context_window)
-        self.env = os.environ if env is None else env
+        self.env: Mapping[str, str] = os.environ if env is None else env
         self.provider_name = config.llm_provider
         self.persona_id = config.default_persona
         self._adapter: LLMAdapterInterface | None = None
@@ -216,14 +217,15 @@ class Agent:
             except KeyboardInterrupt:
                 pending = self.mcp.wait_ready(0)
         if pending:
-            self.events(Notice("warning", f"MCP server(s) still starting, continuing without them: {', '.join(pending)}"))
+            waiting = ", ".join(pending)
+            self.events(Notice("warning", f"MCP server(s) still starting, continuing without them: {waiting}"))
 
     def _mcp_news(self) -> str:
         """Say what happened to MCP servers since the last request; their instructions join the system prompt."""
         if self.mcp is None:
             return ""
         for level, text in self.mcp.take_notices():
-            self.events(Notice(level, text))  # type: ignore[arg-type]
+            self.events(Notice(level, text))  # type: ignore[arg-type]  # the MCP manager's levels are Notice's
         return self.mcp.instructions_prompt()
 
     def _one_reply(self, outcome: TurnOutcome) -> LLMResponse | None:

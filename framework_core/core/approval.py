@@ -44,10 +44,6 @@ class ApprovalRequest:
     def allow_session(self) -> bool:
         return bool(self.grant_options) and self.level < Level.DANGEROUS
 
-    @property
-    def missing_brief(self) -> bool:
-        return not self.request.icerc_full_text.strip()
-
 
 @dataclass
 class ApprovalAnswer:
@@ -103,7 +99,8 @@ class ScriptedApprover:
             return ans
         if ans == "a" and req.allow_session:
             return ApprovalAnswer("session", grant=req.grant_options[0])
-        return ApprovalAnswer({"y": "once", "n": "deny", "a": "once"}[ans])
+        choices: dict[str, Choice] = {"y": "once", "n": "deny", "a": "once"}
+        return ApprovalAnswer(choices[ans])
 
     def review_changes(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
         """Takes the next answer too: 'y' applies, anything else discards."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from framework_core.lial_core import Message, StreamDone
+from framework_core.lial_core import Message, Role, StreamDone
 
 if TYPE_CHECKING:
     from framework_core.core.agent import Agent
@@ -119,6 +119,7 @@ def as_text(messages: list[Message]) -> list[Message]:
     """Tool turns written out as text, consecutive turns of one role merged: a summary request then needs no
     tools, cannot call any, and suits every API (including strict user/assistant alternation)."""
     out: list[Message] = []
+    role: Role
     for m in messages:
         if m.role == "tool_result":
             body = m.content if len(m.content) <= SUMMARY_TOOL_CHARS else m.content[:SUMMARY_TOOL_CHARS] + " […]"

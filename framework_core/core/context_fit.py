@@ -109,7 +109,7 @@ def fit_request(agent: "Agent", messages: list[Message], system: str, tools: lis
     note = (f"The history no longer fits {agent.provider.model}'s context window ({window:,} tokens), so this "
             f"request sends less of it: {', '.join(parts)}. The session keeps everything; /compact summarises "
             "the older turns.") if parts else ""
-    if note and note != getattr(agent, "window_fit_note", ""):
+    if note and note != agent.window_fit_note:
         agent.events(Notice("warning", note))
     agent.window_fit_note = note
     return fitted.messages

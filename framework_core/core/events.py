@@ -88,8 +88,9 @@ class TurnFinished:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-CoreEvent = Union[ModelRequestStarted, AssistantTextDelta, AssistantReasoningDelta, AssistantMessageDone, ToolCallQueued,
-                  ToolCallStarted, ToolOutputChunk, ToolCallFinished, RetryScheduled, Notice, TurnFinished]
+CoreEvent = Union[ModelRequestStarted, AssistantTextDelta, AssistantReasoningDelta, AssistantMessageDone,
+                  ToolCallQueued, ToolCallStarted, ToolOutputChunk, ToolCallFinished, RetryScheduled, Notice,
+                  TurnFinished]
 EventSink = Callable[[CoreEvent], None]
 
 

@@ -287,6 +287,7 @@ class Facade:
 
         if self.agent.mcp is None:
             return []
+        # the MCP manager's levels are Notice's: info, warning, error
         return [Notice(level, text) for level, text in self.agent.mcp.take_notices()]  # type: ignore[arg-type]
 
     def documents(self) -> list["LoadedDocument"]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from framework_core.lial_core import Message, ToolRequest, ToolResult
+from framework_core.lial_core import Message, ToolRequest, ToolResult, ToolStatus
 
 INTERRUPTED_TEXT = "interrupted by the user before this call ran or finished"
 #: for a transcript that ended (kill, crash, power loss) in the middle of a batch of calls
@@ -18,7 +18,7 @@ NOT_RUN_TEXT = "not run: the session ended before this call started"
 
 
 def _unanswered(call: ToolRequest, started: Collection[str] | None) -> tuple[Message, str]:
-    status = "error"
+    status: ToolStatus = "error"
     if started is None:
         status, text, why = "declined_by_user", INTERRUPTED_TEXT, "interrupted"
     elif call.request_id in started:
@@ -26,7 +26,7 @@ def _unanswered(call: ToolRequest, started: Collection[str] | None) -> tuple[Mes
     else:
         text, why = NOT_RUN_TEXT, "not started when the session ended"
     data = {"error_message": text} if status == "error" else {"message": text}
-    result = ToolResult(call.request_id, call.tool_name, status, data)  # type: ignore[arg-type]
+    result = ToolResult(call.request_id, call.tool_name, status, data)
     return Message.tool_result(result), f"answered unanswered call {call.tool_name} ({call.request_id}) as {why}"
 
 

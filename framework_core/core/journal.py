@@ -25,7 +25,7 @@ class SessionBusy(ConfigError):
         holder = f"LACA process {pid}" if pid else "another LACA process"
         super().__init__(f"session {session_id} is open in {holder}. Two writers would interleave its transcript. "
                          "Close the other one, or fork: start a new session from this one's history (--fork-session).")
-        self.session_id, self.pid, self.path = session_id, pid, path
+        self.session_id, self.pid, self.path = session_id, pid, str(path)
 
 
 def holder_pid(path: Path) -> int | None:
@@ -53,10 +53,6 @@ class Transcript:
         self._fd: int | None = None
         self._mask = tuple(s for s in secrets_to_mask if s and len(s) >= 8)
         self._unterminated = False
-
-    @property
-    def is_open(self) -> bool:
-        return self._fd is not None
 
     def open(self) -> None:
         import fcntl

@@ -7,12 +7,15 @@ from typing import Any
 
 def describe_state(state: Any, tools: list[Any]) -> str:
     lines = ["Permissions"]
-    lines.append(f"  allow-dangerous: {'ON (each Dangerous command asks, default No)' if state.allow_dangerous else 'off (Dangerous commands are blocked)'}")
+    dangerous = ("ON (each Dangerous command asks, default No)" if state.allow_dangerous
+                 else "off (Dangerous commands are blocked)")
+    lines.append(f"  allow-dangerous: {dangerous}")
     lines.append("  Safe read-only commands run without asking; other commands and every file write ask.")
     rules = list(getattr(state.rules, "rules", []) or [])
     lines.append("")
-    lines.append(f"Rules ({len(rules)}):" if rules else "Rules: none (add allow/deny rules in ~/.config/laca/rules.yaml "
-                 "or .laca/rules.yaml; deny beats allow)")
+    lines.append(f"Rules ({len(rules)}):" if rules
+                 else "Rules: none (add allow/deny rules in ~/.config/laca/rules.yaml or .laca/rules.yaml; "
+                      "deny beats allow)")
     for rule in rules:
         describe = getattr(rule, "describe", None)
         lines.append("  " + (describe() if callable(describe) else str(rule)))

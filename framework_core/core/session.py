@@ -220,10 +220,6 @@ class MessageManager:
         """One tool result, journaled the moment its call finishes."""
         self.add(Message.tool_result(result))
 
-    def add_results(self, results: list[ToolResult]) -> None:
-        for result in results:
-            self.add_result(result)
-
     def record_usage(self, usage: Usage, *, side_request: bool = False) -> None:
         """Count a request's tokens. A side request (a summary for compaction) counts in the totals but does
         not describe the conversation's context, so `last_usage` is left alone."""
@@ -310,7 +306,8 @@ class MessageManager:
         return f"{self.write_error or 'records were dropped'} ({lost} record{'s' if lost != 1 else ''} not saved)"
 
 
-def open_session(data_dir: Path, session_id: str | None = None, secrets_to_mask: tuple[str, ...] = ()) -> MessageManager:
+def open_session(data_dir: Path, session_id: str | None = None,
+                 secrets_to_mask: tuple[str, ...] = ()) -> MessageManager:
     """A session with its transcript open and locked. Raises SessionBusy when another LACA holds it; a data dir
     that cannot be written gives a session kept in memory (its `memory_only` says why)."""
     sid = session_id or new_session_id()
@@ -319,8 +316,8 @@ def open_session(data_dir: Path, session_id: str | None = None, secrets_to_mask:
     try:
         transcript.open()
     except OSError as exc:
-        why = (f"cannot write to {sessions_dir(data_dir)} ({exc.strerror or exc}): this session and the input history are kept in memory "
-               "only and will not be saved")
+        why = (f"cannot write to {sessions_dir(data_dir)} ({exc.strerror or exc}): this session and the input "
+               "history are kept in memory only and will not be saved")
         return MessageManager(None, sid, memory_only=why)
     return MessageManager(transcript, sid)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from framework_core.errors import ToolError
 from framework_core.core.events import ToolCallFinished, ToolCallStarted, ToolOutputChunk
-from framework_core.lial_core import ToolRequest, ToolResult
+from framework_core.lial_core import ToolRequest, ToolResult, ToolStatus
 
 if TYPE_CHECKING:
     from framework_core.core.agent import Agent
@@ -31,7 +31,6 @@ def run_user_command(agent: "Agent", command: str) -> ToolResult:
     spec = teps.registry.get("executeBashCommand")
     assert spec is not None, "the bash tool is built in"
     ctx = teps.context
-    ctx.cancel.clear()
     ctx.scope = CallScope(writes=True, network=classify_command(command).network)
     ctx.on_output = lambda text: agent.events(ToolOutputChunk(request.request_id, text))
     agent.events(ToolCallStarted(request, "Run command", command, True, "you typed it (!)"))
@@ -39,8 +38,8 @@ def run_user_command(agent: "Agent", command: str) -> ToolResult:
     try:
         data = spec.handler({"command": command}, ctx)
         code = data.get("exit_code")
-        status = "success" if code == 0 else "error"
-        result = ToolResult(request.request_id, request.tool_name, status,  # type: ignore[arg-type]
+        status: ToolStatus = "success" if code == 0 else "error"
+        result = ToolResult(request.request_id, request.tool_name, status,
                             data if status == "success" else {"error_message": f"exited with status {code}", **data})
     except ToolError as exc:
         result = ToolResult(request.request_id, request.tool_name, "error", {"error_message": str(exc)})

@@ -39,7 +39,8 @@ def run_policy_check(commands: list[str], jsonl: bool, stdin: IO[str], stdout: I
                 if not isinstance(cmd, str):
                     raise TypeError("cmd must be a string")
             except (ValueError, KeyError, TypeError) as exc:
-                stdout.write(json.dumps({"input": line.rstrip("\n"), "error": f"expected {{\"cmd\": \"…\"}}: {exc}"}) + "\n")
+                problem = f"expected {{\"cmd\": \"…\"}}: {exc}"
+                stdout.write(json.dumps({"input": line.rstrip("\n"), "error": problem}) + "\n")
                 continue
             v = classify_command(cmd)
             d = decide_command(cmd, state)

@@ -8,7 +8,6 @@ its own examples; a contradiction is a bug in the data and stops the load.
 from __future__ import annotations
 
 import posixpath
-import shlex
 from functools import lru_cache
 
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
@@ -166,6 +165,3 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
             return why, secret
     return "", ""
 
-
-def example_words(cmd: str) -> list[Word]:
-    return [Word(a, tilde=a.startswith("~"), glob=any(c in a for c in "*?[")) for a in shlex.split(cmd)]

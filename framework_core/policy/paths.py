@@ -96,7 +96,7 @@ def glob_match(name: str, pattern: str) -> bool:
     names, pats = name.rstrip("/").split("/"), pattern.rstrip("/").split("/")
     if len(names) != len(pats):
         return False
-    for n, p in zip(names, pats):
+    for n, p in zip(names, pats, strict=True):
         if n.startswith(".") and p[:1] in ("*", "?", "["):
             return False
         if not fnmatchcase(n, p):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
 Role = Literal["ok", "read", "risk", "inside"]
 Operands = Literal["files", "text", "none", "pattern", "names"]
@@ -70,13 +70,13 @@ def parse_opts(text: str, role: Role = "ok", why: str = "") -> dict[str, Opt]:
     return out
 
 
-def spec(program: str, ok_opts: str = "", risky: dict[str, str] | None = None, **kw: object) -> Spec:
+def spec(program: str, ok_opts: str = "", risky: dict[str, str] | None = None, **kw: Any) -> Spec:
     """Build a Spec from the compact syntax; `risky` maps option syntax to why it writes or executes."""
     opts = parse_opts(ok_opts + " --help --version")
     for syntax, why in (risky or {}).items():
         for name, o in parse_opts(syntax, "risk", why).items():
             opts[name] = Opt(o.name, o.arg, "risk", why, why.startswith("writes"))
-    return Spec(program, opts, **kw)  # type: ignore[arg-type]
+    return Spec(program, opts, **kw)
 
 
 @dataclass

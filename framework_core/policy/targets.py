@@ -7,6 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from framework_core.policy.context import Ctx, Word
 from framework_core.policy.paths import HOME
@@ -55,10 +56,15 @@ def _substitute(text: str, ctx: Ctx) -> tuple[list[str], str, bool]:
     for name, values in ctx.values.items():
         if "$" + name in texts[0] or "${" + name + "}" in texts[0]:
             pat = re.compile(r"\$\{" + name + r"\}|\$" + name + r"\b")
-            texts = [pat.sub(lambda _m, v=v: v, t) for t in texts for v in values][:16]
+            texts = [pat.sub(_literal(v), t) for t in texts for v in values][:16]
     unknown = next((m.group(0) for t in texts for m in EXPANSION.finditer(t)), "")
     nonempty = bool(unknown) and bool(NONEMPTY.fullmatch(unknown))
     return texts, unknown, nonempty
+
+
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement for `re.sub` that inserts `text` as it is (its backslashes are not escapes)."""
+    return lambda _match: text
 
 
 def _normalise(path: str, cwd: str | None) -> tuple[str, bool]:

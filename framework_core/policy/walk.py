@@ -43,7 +43,8 @@ def _scoped(node: Any, ctx: Ctx) -> Flow:
     return flow
 
 
-def _command(node: Any, ctx: Ctx, stdin: Flow = Flow(), script: str | None = None) -> Flow:
+def _command(node: Any, ctx: Ctx, stdin: Flow = Flow(),  # noqa: B008 - Flow is frozen
+             script: str | None = None) -> Flow:
     if not ctx.spend():
         return Flow()
     words: list[Word] = []

@@ -166,9 +166,8 @@ def _walk_inside(node: Any, ctx: Ctx, walk: Walker) -> Flow:
 
 
 def _expansion(node: Any, raw: str, ctx: Ctx, walk: Walker) -> Word:
-    name = re.sub(r"^\$\{?[#!]?", "", raw)
-    name = re.match(r"[A-Za-z_][A-Za-z0-9_]*|[0-9#?*@$!-]", name)
-    var = name.group(0) if name else ""
+    found = re.match(r"[A-Za-z_][A-Za-z0-9_]*|[0-9#?*@$!-]", re.sub(r"^\$\{?[#!]?", "", raw))
+    var = found.group(0) if found else ""
     if var == "IFS":
         return Word(" ", names=("IFS",))
     if raw.startswith("${"):

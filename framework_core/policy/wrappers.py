@@ -52,17 +52,17 @@ def unwrap(words: list[Word], ctx: Ctx) -> tuple[list[Word], list[Verdict], list
                     verdicts.append(confirm([w.text for w in words], why))
                 continue
             if opt.text in value_opts and rest:
-                value = rest.pop(0)
+                arg = rest.pop(0)
                 if name == "env" and opt.text in ("-S", "--split-string"):
-                    rest = [Word(t) for t in _split(value.text)] + rest
+                    rest = [Word(t) for t in _split(arg.text)] + rest
                 elif name == "env" and opt.text in ("-C", "--chdir"):
-                    targets = resolve(value, ctx)
+                    targets = resolve(arg, ctx)
                     ctx.cwd = targets[0].path if len(targets) == 1 and not targets[0].unknown else None
             elif name == "env" and opt.text.startswith("--split-string="):
                 rest = [Word(t) for t in _split(opt.text.split("=", 1)[1])] + rest
         skip = POSITIONAL.get(name, 0)
         if name in ("nice", "taskset", "chrt") and rest and rest[0].text.lstrip("-").replace("x", "").isalnum() \
-                and not program_name(rest[0]) in WRAPPERS and rest[0].text[:1].isdigit():
+                and program_name(rest[0]) not in WRAPPERS and rest[0].text[:1].isdigit():
             skip = 1
         rest = rest[skip:]
         words = rest

@@ -299,7 +299,8 @@ def apply(changes: ChangeSet, upper: Path, workspace: Path, store_entry: UndoEnt
     try:
         fresh = _save_preimages(changes, workspace, store_entry, keep)
     except UndoError as exc:
-        store_entry.discard()  # type: ignore[union-attr]  (only raised with an entry)
+        if store_entry is not None:  # raised only with an entry
+            store_entry.discard()
         result.error = str(exc)
         return result
     _Applier(upper, workspace, keep, changes.links, fresh, result).run(changes.changes)

@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-READ_ONLY = re.compile(r"(?:cannot \w+ |can't \w+ |open(?:ing)? |['\"]?)([^\s'\":]*)['\"]?:? ?.*Read-only file system"
-                       r"|Read-only file system", re.I)
 NO_NETWORK = re.compile(r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
                         r"Network is unreachable|getaddrinfo|No address associated with hostname|"
                         r"Failed to establish a new connection|Connection refused|nodename nor servname", re.I)
@@ -35,7 +33,8 @@ def explain(stderr: str, *, workspace: Path, mode: str | None, network: bool,
                      "The user can change it themselves, or approve a writeFile of it (asked every time).")
     elif "Read-only file system" in stderr:
         notes += _read_only(stderr, workspace, mode, profile)
-    if PRIVATE_TMP.search(stderr) and str(workspace) not in PRIVATE_TMP.search(stderr).group(0):
+    private_tmp = PRIVATE_TMP.search(stderr)
+    if private_tmp and str(workspace) not in private_tmp.group(0):
         notes.append("the sandbox gives each command its own empty /tmp and /var/tmp: files of the host's /tmp "
                      "are not visible there; use the workspace for files that must last")
     if not network and NO_NETWORK.search(stderr):

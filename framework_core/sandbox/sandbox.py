@@ -24,9 +24,8 @@ from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, b
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 
 Profile = Literal["workspace-write", "read-only", "off"]
-SERVER_SECCOMP_FD = 9
-CACHE_S = 30.0  # how long the control-path scan and the hidden-path list are reused  # where `sh` opens the filter file for bubblewrap in a server's wrapper
-PROFILES: tuple[Profile, ...] = ("workspace-write", "read-only", "off")
+SERVER_SECCOMP_FD = 9  # where `sh` opens the filter file for bubblewrap in a server's wrapper
+CACHE_S = 30.0  # how long the control-path scan and the hidden-path list are reused
 
 
 @dataclass(frozen=True)

@@ -363,10 +363,11 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _size(n: int) -> str:
+    size: float = n
     for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:,} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
+        if size < 1024 or unit == "GB":
+            return f"{n:,} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
     return f"{n} bytes"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from framework_core.errors import ToolArgumentError
 from framework_core.lial_core import ICERC_FIELD
@@ -64,15 +64,16 @@ def check(validator: "Validator", args: dict[str, Any]) -> None:
 def describe(err: "ValidationError") -> str:
     """One problem in words: the argument, what was wrong, what is expected."""
     where, kind, want, value = _dotted(err.absolute_path), err.validator, err.validator_value, err.instance
-    if kind == "required" and isinstance(value, dict):
+    schema = err.schema if isinstance(err.schema, Mapping) else {}
+    if kind == "required" and isinstance(value, dict) and isinstance(want, list):
         missing = next((p for p in want if p not in value), "?")
-        expected = _expected(((err.schema.get("properties") or {}).get(missing)) or {})
+        expected = _expected(((schema.get("properties") or {}).get(missing)) or {})
         return f"`{_join(where, missing)}` is required" + (f" ({expected})" if expected else "")
     if kind == "additionalProperties" and want is False and isinstance(value, dict):
-        return _unknown(where, value, err.schema)
+        return _unknown(where, value, schema)
     if kind == "type":
         return f"`{where or 'the arguments'}` must be {_expected({'type': want})}, got {shown(value)}"
-    if kind == "enum":
+    if kind == "enum" and isinstance(want, list):
         return f"`{where}` must be one of {', '.join(shown(v) for v in want)}, got {shown(value)}"
     if kind in _BOUNDS:
         return f"`{where}` must be {_BOUNDS[str(kind)]} {want}, got {shown(value)}"
@@ -84,7 +85,7 @@ def describe(err: "ValidationError") -> str:
     return f"`{where}`: {err.message}" if where else err.message
 
 
-def _unknown(where: str, value: dict[str, Any], schema: dict[str, Any]) -> str:
+def _unknown(where: str, value: dict[str, Any], schema: Mapping[str, Any]) -> str:
     props = schema.get("properties") or {}
     patterns = list((schema.get("patternProperties") or {}))
     extra = [k for k in value if k not in props and not any(re.search(p, k) for p in patterns)]

@@ -54,7 +54,6 @@ class ToolContext:
     workspace: Path
     settings: "TepsSettings"
     env: dict[str, str]
-    cancel: threading.Event = field(default_factory=threading.Event)
     on_output: Callable[[str], None] | None = None
     undo: "UndoStore | None" = None  # where writes save what they replace, for /undo
     withheld_env: tuple[str, ...] = ()

@@ -140,7 +140,8 @@ def argv_value(p: ParamModel, value: Any, workspace: Path) -> str:
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ToolArgumentError(f"'{p.name}' must be an http(s) URL")
         if parsed.hostname not in p.allowed_hosts:
-            raise ToolArgumentError(f"'{p.name}' host {parsed.hostname} is not allowed (allowed: {', '.join(p.allowed_hosts)})")
+            allowed = ", ".join(p.allowed_hosts)
+            raise ToolArgumentError(f"'{p.name}' host {parsed.hostname} is not allowed (allowed: {allowed})")
     if p.type == "string" and value.startswith("-") and p.flag is None:
         raise ToolArgumentError(f"'{p.name}' may not start with '-' (it could be read as an option)")
     return value
@@ -238,7 +239,8 @@ def _preview(tool: DeclaredToolModel):
                                  ["runs without a shell: each value is one argument"])
         url, headers, params = _api_request(tool, args, ctx) if tool.config.api_key_env is None else (
             tool.config.base_url or "", {}, validated_args(tool, args, ctx.workspace))
-        key_note = [f"adds the credential from ${tool.config.api_key_env} (not shown)"] if tool.config.api_key_env else []
+        key_env = tool.config.api_key_env
+        key_note = [f"adds the credential from ${key_env} (not shown)"] if key_env else []
         return ActionPreview(f"Call declared API tool {tool.name}",
                              f"{tool.config.method} {url}\n{json.dumps(params, indent=2)}", None, key_note)
     return preview

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from typing import TYPE_CHECKING, Any
@@ -46,15 +47,16 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
     """Run `bash -c command` for a tool call, confined as `ctx.scope` and the sandbox profile say."""
     sandbox = ctx.sandbox
     scope = ctx.scope
-    kwargs = dict(cwd=cwd, env=ctx.env, timeout_s=ctx.settings.command_timeout_s, budget_chars=ctx.result_budget(),
-                  cancel=ctx.cancel, on_output=ctx.on_output, spill_dir=ctx.outputs_dir)
+    run = partial(run_command, command, cwd=cwd, env=ctx.env, timeout_s=ctx.settings.command_timeout_s,
+                  budget_chars=ctx.result_budget(), on_output=ctx.on_output,
+                  spill_dir=ctx.outputs_dir)
     if sandbox is None:
-        return Executed(run_command(command, **kwargs), "off")  # type: ignore[arg-type]
+        return Executed(run(), "off")
     launch: Launch | None = None
     try:
         with sandbox.launch(cwd=cwd, writes=scope.writes, network=scope.network and not scope.preview,
                             unsandboxed=scope.unsandboxed) as launch:
-            out = run_command(command, wrapper=launch.argv, pass_fds=launch.pass_fds, **kwargs)  # type: ignore[arg-type]
+            out = run(wrapper=launch.argv, pass_fds=launch.pass_fds)
         landed = land(launch, ctx, command) if launch.upper is not None else None
     finally:  # also on Ctrl-C: an interrupted command's overlay is dropped, nothing of it lands
         if launch is not None:

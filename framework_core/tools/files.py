@@ -50,7 +50,8 @@ def atomic_write(path: Path, data: bytes, *, append: bool = False) -> int:
     return len(data)
 
 
-def write_with_undo(path: Path, data: bytes, *, append: bool, undo: "UndoStore | None", label: str) -> tuple[int, str | None]:
+def write_with_undo(path: Path, data: bytes, *, append: bool, undo: "UndoStore | None",
+                    label: str) -> tuple[int, str | None]:
     """Write atomically, recording the pre-image in the undo store first; a failed write leaves no entry.
     Returns (the file's new size, a notice from the store when older undo entries were pruned)."""
     entry = undo.begin(label, "writeFile") if undo is not None else None

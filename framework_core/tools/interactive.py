@@ -49,7 +49,7 @@ def _simple_commands(command: str) -> list[list[str]]:
 
 def _program(words: list[str]) -> tuple[str, list[str]]:
     i = 0
-    while i < len(words) and ("=" in words[i] and not words[i].startswith("=") and words[i].split("=")[0].isidentifier()):
+    while i < len(words) and "=" in words[i] and not words[i].startswith("=") and words[i].split("=")[0].isidentifier():
         i += 1  # VAR=value prefixes
     while i < len(words) and words[i].rsplit("/", 1)[-1] in WRAPPERS:
         takes_value = WRAPPERS[words[i].rsplit("/", 1)[-1]]
@@ -70,7 +70,8 @@ def _git_needs_editor(args: list[str]) -> str | None:
         return "`git commit` without -m opens an editor; give the message with -m 'MESSAGE' (or --no-edit)"
     if sub == "rebase" and ({"-i", "--interactive"} & flags):
         return "`git rebase -i` opens an editor; use a non-interactive rebase (or GIT_SEQUENCE_EDITOR)"
-    if sub == "tag" and ({"-a", "-s", "--annotate", "--sign"} & flags) and not ({"-m", "-F", "--message", "--file"} & flags or joined):
+    annotated = {"-a", "-s", "--annotate", "--sign"} & flags
+    if sub == "tag" and annotated and not ({"-m", "-F", "--message", "--file"} & flags or joined):
         return "an annotated `git tag` without -m opens an editor; give the message with -m 'MESSAGE'"
     if sub == "config" and ({"-e", "--edit"} & flags):
         return "`git config --edit` opens an editor; set values with `git config KEY VALUE`"
@@ -90,7 +91,8 @@ def needs_terminal(command: str) -> str | None:
                     "have (it would wait until the timeout). Edit files with writeFile, or sed / a here-document.")
         if name in FULL_SCREEN or (name in ("top", "iotop") and not flags & batch):
             alt = "top -b -n 1" if name == "top" else "a non-interactive command"
-            return f"`{name}` is a full-screen program and needs a terminal, which LACA's commands do not have; use {alt}."
+            return (f"`{name}` is a full-screen program and needs a terminal, which LACA's commands do not have; "
+                    f"use {alt}.")
         if name == "crontab" and "-e" in flags:
             return "`crontab -e` opens an editor; write the table to a file and load it with `crontab FILE`."
         if name == "git":

@@ -122,7 +122,8 @@ class McpManager:
             with open(server.log_path, "a", encoding="utf-8") as log:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {server.name}\n")
                 log.flush()
-                hooks = Hooks(on_log=lambda p: self._on_log(server, log, p), on_tools_changed=lambda: self._relist_soon(server, gen),
+                hooks = Hooks(on_log=lambda p: self._on_log(server, log, p),
+                              on_tools_changed=lambda: self._relist_soon(server, gen),
                               on_closed=lost.set, workspace=self.workspace,
                               wrapper=self.wrapper(server.name, server.settings),
                               elicit=self.calls.elicit_on_main if self.elicit else None,
@@ -342,7 +343,8 @@ class McpManager:
             raise ToolError(f"MCP server '{server.name}' is not available ({server.error or server.state}); "
                             f"see {server.log_path}")
 
-    def call(self, server_name: str, remote: str, args: dict[str, Any], ctx: ToolContext | None = None) -> dict[str, Any]:
+    def call(self, server_name: str, remote: str, args: dict[str, Any],
+             ctx: ToolContext | None = None) -> dict[str, Any]:
         """Call a tool; the result's text is bounded by the output budget. Raises ToolError for the model."""
         if self._loop is None:
             raise ToolError("MCP is not running")

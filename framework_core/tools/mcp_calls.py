@@ -78,11 +78,13 @@ class CallRunner:
 
     def _result(self, server: _Server, remote: str, result: Any, ctx: "ToolContext | None") -> dict[str, Any]:
         converted = convert(result.content, result.structured_content)
-        configured = server.settings.output_budget_chars or (ctx.settings.output_budget_chars if ctx else DEFAULT_BUDGET)
+        configured = (server.settings.output_budget_chars
+                      or (ctx.settings.output_budget_chars if ctx else DEFAULT_BUDGET))
         save = ctx.saver("mcp-result") if ctx is not None else self.manager.save  # readable by readFile
         bounded = bound(converted.text, budget_for_window(configured, self.manager.window()), save)
         if result.is_error:
-            raise ToolError(f"{remote} on MCP server '{server.name}' reported an error: {bounded.text or '(no details)'}")
+            details = bounded.text or "(no details)"
+            raise ToolError(f"{remote} on MCP server '{server.name}' reported an error: {details}")
         data: dict[str, Any] = {"content": bounded.text}
         if bounded.cut:
             data["cut"] = "cut: " + bounded.summary()

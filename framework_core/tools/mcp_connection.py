@@ -10,9 +10,12 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, TextIO
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, TextIO
 
 from framework_core.tools.mcp_config import Launch, stdio_parameters
+
+if TYPE_CHECKING:
+    from mcp.client.session import ListRootsFnT, LoggingFnT, MessageHandlerFnT
 
 MAX_PAGES = 100  # a server whose cursor never ends cannot hang the listing
 
@@ -51,7 +54,8 @@ class Connection:
         import mcp_types as types
         from pydantic import ValidationError
 
-        listing, cursor, seen = Listing(), None, set()
+        listing, seen = Listing(), set()
+        cursor: str | None = None
         for _ in range(MAX_PAGES):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             try:
@@ -144,7 +148,7 @@ async def _streamable_http(launch: Launch, hooks: Hooks) -> AsyncIterator[Any]:
 def _dispatcher_class() -> type:
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
-    class WatchedDispatcher(JSONRPCDispatcher):  # type: ignore[misc, valid-type]
+    class WatchedDispatcher(JSONRPCDispatcher):
         """Says when its receive loop ends: the connection is gone (a stdio server exited, a stream closed)."""
 
         def __init__(self, read: Any, write: Any, *, on_end: Callable[[], None]) -> None:
@@ -160,13 +164,13 @@ def _dispatcher_class() -> type:
     return WatchedDispatcher
 
 
-def _logger(hooks: Hooks) -> Callable[[Any], Awaitable[None]]:
+def _logger(hooks: Hooks) -> LoggingFnT:
     async def log(params: Any) -> None:
         hooks.on_log(params)
     return log
 
 
-def _messages(hooks: Hooks) -> Callable[[Any], Awaitable[None]]:
+def _messages(hooks: Hooks) -> MessageHandlerFnT:
     import mcp_types as types
 
     async def handle(message: Any) -> None:
@@ -175,7 +179,7 @@ def _messages(hooks: Hooks) -> Callable[[Any], Awaitable[None]]:
     return handle
 
 
-def _roots(workspace: Path) -> Callable[[Any], Awaitable[Any]]:
+def _roots(workspace: Path) -> ListRootsFnT:
     import mcp_types as types
 
     async def roots(context: Any) -> Any:

@@ -15,8 +15,8 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, AsyncGenerator, Callable
 
-from framework_core.tools.mcp_oauth_browser import (CallbackListener, SignInFailed, free_port, open_browser, redirect_uri,
-                                                    refusal)
+from framework_core.tools.mcp_oauth_browser import (CallbackListener, SignInFailed, free_port, open_browser,
+                                                    redirect_uri, refusal)
 from framework_core.tools.mcp_oauth_store import AUTH_DIR, TokenFile, token_files, token_path
 
 if TYPE_CHECKING:
@@ -58,9 +58,9 @@ class OAuthSignIn:
         if launch.oauth.client_id:
             secret = launch.oauth.client_secret
             store.fixed_client = OAuthClientInformationFull(
-                client_id=launch.oauth.client_id, client_secret=secret, redirect_uris=[uri],  # type: ignore[list-item]
+                client_id=launch.oauth.client_id, client_secret=secret, redirect_uris=[uri],
                 token_endpoint_auth_method="client_secret_post" if secret else "none")
-        metadata = OAuthClientMetadata(client_name="LACA", redirect_uris=[uri],  # type: ignore[list-item]
+        metadata = OAuthClientMetadata(client_name="LACA", redirect_uris=[uri],
                                        scope=" ".join(launch.oauth.scopes) or None)
         flow = _Flow(self, server, launch, store, port)
         return _provider_class()(launch.url, metadata, store, redirect_handler=flow.redirect,
@@ -72,7 +72,8 @@ class OAuthSignIn:
         inside = folder.resolve() == workspace or workspace in folder.resolve().parents
         store = TokenFile(None if inside else token_path(folder, name, url), name, url)
         if inside:
-            store.problem = f"LACA's data folder {folder} is inside the workspace, so the sign-in is kept in memory only"
+            store.problem = (f"LACA's data folder {folder} is inside the workspace, so the sign-in is kept in "
+                             "memory only")
         return store
 
     def forget(self, name: str) -> list[Path]:
@@ -162,7 +163,7 @@ class _Flow:
 def _provider_class() -> type:
     from mcp.client.auth import OAuthClientProvider
 
-    class LacaOAuthProvider(OAuthClientProvider):  # type: ignore[misc, valid-type]
+    class LacaOAuthProvider(OAuthClientProvider):
         """The SDK's provider, restoring what LACA stores besides tokens and reporting a failed flow."""
 
         def __init__(self, *args: Any, flow: _Flow, **kwargs: Any) -> None:

@@ -83,7 +83,8 @@ class TokenFile:
         if self.fixed_client is not None:
             return self.fixed_client
         info = _model(OAuthClientInformationFull, self.data.get("client_info"))
-        if info is not None and self.expected_redirect and self.expected_redirect not in map(str, info.redirect_uris or []):
+        registered = map(str, info.redirect_uris or []) if info is not None else ()
+        if info is not None and self.expected_redirect and self.expected_redirect not in registered:
             return None
         return info
 

@@ -56,8 +56,3 @@ def track(pgid: int) -> None:
 
 def untrack(pgid: int) -> None:
     _send(f"-{pgid}")
-
-
-def watcher_pid() -> int | None:
-    """For tests: the watcher's pid once one runs."""
-    return _watcher.pid if _watcher is not None else None

@@ -77,7 +77,7 @@ class _Whole(Generic[AnyStr]):
     newlines: int | None
 
     def nl(self) -> AnyStr:
-        return "\n" if isinstance(self.prefix, str) else b"\n"  # type: ignore[return-value]
+        return "\n" if isinstance(self.prefix, str) else b"\n"
 
 
 @dataclass(frozen=True)

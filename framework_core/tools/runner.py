@@ -7,7 +7,6 @@ import selectors
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,6 @@ class CommandOutcome:
     stderr: str
     exit_code: int | None
     timed_out: bool
-    cancelled: bool
     duration_s: float
     total_bytes: int
     full_output_path: str | None
@@ -216,8 +214,8 @@ def _stop_reason(caps: dict[str, _Capture], max_bytes: int | None) -> str | None
 
 
 def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Emitter, *, start: float,
-          timeout_s: float, cancel: threading.Event | None, max_bytes: int | None = None) -> str:
-    """Read both pipes until they close. Returns "done", "timeout", "cancelled" or a `_stop_reason`."""
+          timeout_s: float, max_bytes: int | None = None) -> str:
+    """Read both pipes until they close. Returns "done", "timeout" or a `_stop_reason`."""
     assert proc.stdout and proc.stderr
     buffer = bytearray(CHUNK)  # one buffer reused for every read: no allocation per megabyte
     view = memoryview(buffer)
@@ -234,13 +232,11 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
                 return "done"
             if now - start > timeout_s:
                 return "timeout"
-            if cancel is not None and cancel.is_set():
-                return "cancelled"
             stop = _stop_reason(caps, max_bytes)
             if stop is not None:
                 return stop
             for key, _ in sel.select(timeout=0.1):
-                size = os.readv(key.fileobj.fileno(), [buffer])  # type: ignore[union-attr]
+                size = os.readv(key.fd, [buffer])
                 if size:
                     caps[key.data].add(view[:size])
                     emitter.add(view[:size])
@@ -253,7 +249,7 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
 
 
 def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: float, budget_chars: int,
-                cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
+                on_output: Callable[[str], None] | None = None,
                 spill_dir: Path | None = None, limits: "OutputLimits | None" = None, wrapper: list[str] | None = None,
                 pass_fds: tuple[int, ...] = ()) -> CommandOutcome:
     """Run `bash -c command`, behind `wrapper` (the sandbox's argv prefix) when one is given."""
@@ -271,13 +267,13 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
             "stderr": _Capture(budget_chars, "stderr", spill_dir, limits)}
     emitter = _Emitter(on_output)
     try:
-        how = _pump(proc, caps, emitter, start=start, timeout_s=timeout_s, cancel=cancel, max_bytes=limits.max_bytes)
+        how = _pump(proc, caps, emitter, start=start, timeout_s=timeout_s, max_bytes=limits.max_bytes)
     except KeyboardInterrupt:
         kill_group(proc)
         reaper.untrack(proc.pid)
         raise
     if how == "done":
-        how = _wait_exit(proc, start=start, timeout_s=timeout_s, cancel=cancel)  # it closed its pipes but runs on
+        how = _wait_exit(proc, start=start, timeout_s=timeout_s)  # it closed its pipes but runs on
     kill_group(proc, 0.2 if how == "done" else 1.0)  # background children (`cmd &`) end with their call
     emitter.flush(force=True)
     try:
@@ -290,16 +286,15 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
         if stream is not None:
             stream.close()
     out, err = caps["stdout"], caps["stderr"]
-    views = [c.view(n) for c, n in zip((out, err), shares([out.total, err.total], budget_chars))]
-    cut = tuple(f"{name} cut: {v.summary()}" for name, v in zip(("stdout", "stderr"), views) if v.cut)
+    views = [c.view(n) for c, n in zip((out, err), shares([out.total, err.total], budget_chars), strict=True)]
+    cut = tuple(f"{name} cut: {v.summary()}" for name, v in zip(("stdout", "stderr"), views, strict=True) if v.cut)
     return CommandOutcome(views[0].text, views[1].text, code if how == "done" else None, how == "timeout",
-                          how == "cancelled", time.monotonic() - start, out.total + err.total,
+                          time.monotonic() - start, out.total + err.total,
                           out.spill_path or err.spill_path or views[0].saved_path or views[1].saved_path,
                           _stopped_note(how, caps, limits), cut)
 
 
-def _wait_exit(proc: subprocess.Popen[bytes], *, start: float, timeout_s: float,
-               cancel: threading.Event | None) -> str:
+def _wait_exit(proc: subprocess.Popen[bytes], *, start: float, timeout_s: float) -> str:
     while True:
         try:
             proc.wait(timeout=0.1)
@@ -307,8 +302,6 @@ def _wait_exit(proc: subprocess.Popen[bytes], *, start: float, timeout_s: float,
         except subprocess.TimeoutExpired:
             if time.monotonic() - start > timeout_s:
                 return "timeout"
-            if cancel is not None and cancel.is_set():
-                return "cancelled"
 
 
 def _stopped_note(how: str, caps: dict[str, _Capture], limits: "OutputLimits") -> str | None:

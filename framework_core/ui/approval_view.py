@@ -87,8 +87,9 @@ def _brief_parts(req: ApprovalRequest, check: BriefCheck) -> list[RenderableType
     fields = brief_fields(brief)
     intent = " ".join((fields.get("intent") or brief).split())
     if check.state == "differs":
-        return [Text(f"⚠ THE MODEL'S BRIEF DOES NOT MATCH THE ACTION: it says `{' '.join(visible(check.claimed).split())}`"
-                     ". Judge by the action above.", style="bold red"),
+        claimed = " ".join(visible(check.claimed).split())
+        return [Text(f"⚠ THE MODEL'S BRIEF DOES NOT MATCH THE ACTION: it says `{claimed}`. Judge by the action above.",
+                     style="bold red"),
                 Text(brief, style="laca.brief")]
     if check.state == "unnamed":
         return [Text("The brief does not name this action; judge by the action above. ", style="laca.warn")

@@ -173,7 +173,7 @@ class Commands:
             result = facade.undo(int(arg or 1), force=True)  # git refreshed its index cache since: not an edit
         if result.conflicts and not result.reverted:
             for c in result.conflicts[:8]:
-                self.say(f"  changed since: {c.path} ({c.why})", "laca.warn")
+                self.say(f"  changed since: {c.path} ({c.reason})", "laca.warn")
             from framework_core.ui.keys import ask_key
 
             key = ask_key("Undo anyway and overwrite those changes? [y/N] ", "yn", default="n",

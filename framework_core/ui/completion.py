@@ -40,11 +40,11 @@ class LacaCompleter(Completer):
                     if n.startswith(name):
                         yield Completion(n, start_position=-len(name), display_meta=cmd.help)
             return
-        cmd = lookup(name)
-        if cmd is None or cmd.complete is None:
+        command = lookup(name)
+        if command is None or command.complete is None:
             return
         try:
-            options = cmd.complete(self.repl)
+            options = command.complete(self.repl)
         except Exception:
             return
         for opt in options:

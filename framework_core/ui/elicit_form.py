@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
@@ -69,7 +69,7 @@ def answer_form(params: Any, console: Console, ask_key: Callable[..., str], ask_
     body = [Text(visible(str(getattr(params, "message", "") or "")))]
     if url:
         body += [Text(""), Text(f"It asks you to open: {visible(str(url))}", style="bold")]
-    console.print(Panel(*body, title="[bold]An MCP server asks for your input[/bold]", title_align="left",
+    console.print(Panel(Group(*body), title="[bold]An MCP server asks for your input[/bold]", title_align="left",
                         border_style="cyan"))
     try:
         key = ask_key("Answer it? y · n declines · Esc cancels ", "yn")

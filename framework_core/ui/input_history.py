@@ -6,6 +6,7 @@ this one keeps the history in memory from the first failure on and leaves one wa
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Iterable
 
@@ -31,7 +32,8 @@ class SafeFileHistory(FileHistory):
             super().store_string(string)
         except OSError as exc:
             self.failed = f"{exc.strerror or exc}"
-            self.pending_warning = (f"Cannot write the input history {self.filename} ({self.failed}); from now on "
+            self.pending_warning = (f"Cannot write the input history {os.fsdecode(self.filename)} ({self.failed}); "
+                                    "from now on "
                                     "it is kept in memory only.")
 
     def take_warning(self) -> str | None:

@@ -148,6 +148,7 @@ class Painter:
         cached = self._cache.get(style)
         if cached is None:
             use = style.without_color if self.no_color else style
+            # rich names a console's colour system as a plain str but takes it back as a Literal of the same names
             marked = use.render("\0", color_system=self.color_system)  # type: ignore[arg-type]
             before, _, after = marked.partition("\0")
             cached = self._cache[style] = (before, after)

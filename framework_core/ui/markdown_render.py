@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -27,11 +27,15 @@ from framework_core.ui.markdown_code import CodeRenderer
 from framework_core.ui.markdown_inline import InlineStyles, Painter, Span, inline_spans, width_of, wrap_spans
 from framework_core.ui.safe_text import visible_reply
 
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
+
 DEFAULT_CODE_THEME = "monokai"  # the default of config.ui.code_theme too
 ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
 TASK = re.compile(r"\[(?P<mark>[ xX])\][ \t]+")
 INLINE_MARK = re.compile(r"[\n`*_~\[<&\\]")  # a character some inline rule starts at; without one, text is text
-_ALIGN = {"text-align:left": "left", "text-align:center": "center", "text-align:right": "right"}
+_ALIGN: dict[str, JustifyMethod] = {"text-align:left": "left", "text-align:center": "center",
+                                     "text-align:right": "right"}
 
 
 class TerminalMarkdown(MarkdownIt):
@@ -241,7 +245,9 @@ class MarkdownRenderer:
         from rich.text import Text
 
         table = Table(box=box.SIMPLE, pad_edge=False, style=self.table_border, show_edge=True, collapse_padding=True)
-        head, row, justify = True, [], "default"
+        row: list[Text] = []
+        head = True
+        justify: JustifyMethod = "default"
         for j in range(i, walk.close[i]):
             tok = walk.tokens[j]
             if tok.type == "tbody_open":
@@ -251,7 +257,7 @@ class MarkdownRenderer:
             elif tok.type == "th_open" or tok.type == "td_open":
                 justify = _ALIGN.get(str(tok.attrs.get("style", "")), "default")
             elif tok.type == "inline":
-                cell = Text(justify=justify)  # type: ignore[arg-type]
+                cell = Text(justify=justify)
                 for text, style in self._spans(walk, j):
                     cell.append(text, style)
                 if head:
@@ -267,6 +273,7 @@ class MarkdownRenderer:
     def _capture(self, renderable: Any, width: int) -> list[str]:
         buf = io.StringIO()
         capture = Console(file=buf, width=width, force_terminal=not self.plain, no_color=self.console.no_color,
+                          # rich returns the system as a str and takes it as a Literal of the same names
                           color_system=self.console.color_system,  # type: ignore[arg-type]
                           highlight=False, emoji=False)
         capture.print(renderable)

@@ -160,10 +160,11 @@ class Repl:
             except RuntimeError:  # the loop closed between the check and the call: same as above
                 pass
 
+        boot = self.boot
         if loop is not None:
-            loop.call_later(0.03, lambda: self.boot.start(finished))  # type: ignore[union-attr]
+            loop.call_later(0.03, lambda: boot.start(finished))
         else:
-            self.boot.start(finished)
+            boot.start(finished)
 
     def _boot_done(self, app: Any) -> None:
         """On the prompt's loop: show start-up notices above the prompt, then redraw the status line."""

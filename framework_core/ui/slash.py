@@ -54,13 +54,6 @@ def _grant_ids(repl: "Repl") -> list[str]:
     return [str(n) for n, _ in repl.facade.grants()]
 
 
-def _sessions(repl: "Repl") -> list[str]:
-    from framework_core.config.dirs import user_data_dir
-    from framework_core.core.session import list_sessions
-
-    return [s.session_id for s in list_sessions(user_data_dir(), repl.facade.workspace)[:20]]
-
-
 COMMANDS: list[SlashCommand] = [
     SlashCommand("help", "Show commands by topic", "session", _h("help")),
     SlashCommand("exit", "Quit (Ctrl-D works too)", "session", _h("exit"), aliases=("quit",)),

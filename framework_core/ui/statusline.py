@@ -1,5 +1,6 @@
 """The bottom toolbar, drawn from the façade's `Status` record: danger markers and the mode first, then provider
-and model, context, tokens, persona and session, cut to the terminal's width from the least important end (it never wraps into a second line)."""
+and model, context, tokens, persona and session, cut to the terminal's width from the least important end (it never
+wraps into a second line)."""
 
 from __future__ import annotations
 

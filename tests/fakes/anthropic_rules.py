@@ -100,7 +100,8 @@ def check_tools(body: dict[str, Any]) -> Problem | None:
         if name in names:
             return 400, f"tools: Tool names must be unique. Duplicate name: {name}"
         names.add(name)
-    uses_tools = any(b.get("type") in ("tool_use", "tool_result") for m in body.get("messages") or [] for b in blocks(m))
+    uses_tools = any(b.get("type") in ("tool_use", "tool_result")
+                     for m in body.get("messages") or [] for b in blocks(m))
     if uses_tools and not body.get("tools"):
         return 400, "Requests which include `tool_use` or `tool_result` blocks must define tools."
     return None
@@ -117,7 +118,8 @@ def check_messages(messages: list[dict[str, Any]]) -> Problem | None:
             return 400, f"messages.{i}.role: Input should be 'user' or 'assistant'"
         content = blocks(m)
         if not content:
-            return 400, f"messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+            return 400, (f"messages.{i}: all messages must have non-empty content except for the optional final "
+                         "assistant message")
         for j, b in enumerate(content):
             if b.get("type") == "text" and not b.get("text"):
                 return 400, f"messages.{i}.content.{j}.text: text content blocks must be non-empty"

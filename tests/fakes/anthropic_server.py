@@ -159,9 +159,9 @@ class FakeAnthropicServer(FakeServerBase):
             return ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
 
         kind = block["type"]
-        start = {"thinking": {"type": "thinking", "thinking": "", "signature": ""}, "text": {"type": "text", "text": ""},
-                 "redacted_thinking": block}.get(kind) or {"type": "tool_use", "id": block.get("id"),
-                                                          "name": block.get("name"), "input": {}}
+        starts = {"thinking": {"type": "thinking", "thinking": "", "signature": ""},
+                  "text": {"type": "text", "text": ""}, "redacted_thinking": block}
+        start = starts.get(kind) or {"type": "tool_use", "id": block.get("id"), "name": block.get("name"), "input": {}}
         out: list[Event] = [("content_block_start", {"type": "content_block_start", "index": index,
                                                      "content_block": start})]
         if kind == "thinking":

@@ -155,7 +155,8 @@ class FakeServerBase:
 
     @staticmethod
     def write_event(handler: BaseHTTPRequestHandler, data: Any, event: str | None = None) -> None:
-        text = (f"event: {event}\n" if event else "") + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+        payload = data if isinstance(data, str) else json.dumps(data)
+        text = (f"event: {event}\n" if event else "") + f"data: {payload}\n\n"
         handler.wfile.write(text.encode())
         handler.wfile.flush()
 

@@ -82,8 +82,8 @@ def check_pairs(messages: list[dict[str, Any]]) -> Problem | None:
         role = m.get("role")
         if role == "tool":
             if m.get("tool_call_id") not in open_ids:
-                return 400, api_error(f"Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-                                      f"message with 'tool_calls' (messages[{i}].tool_call_id="
+                return 400, api_error("Invalid parameter: messages with role 'tool' must be a response to a "
+                                      f"preceeding message with 'tool_calls' (messages[{i}].tool_call_id="
                                       f"{m.get('tool_call_id')!r}).", param=f"messages.[{i}].role")
             open_ids.remove(m["tool_call_id"])
             continue

@@ -53,7 +53,8 @@ class FakeOpenAIServer(FakeServerBase):
         return [t["function"]["name"] if "function" in t else t.get("name", "") for t in tools]
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        kind = {400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status, "server_error")
+        kinds = {400: "invalid_request_error", 401: "invalid_api_key", 429: "rate_limit_exceeded"}
+        kind = kinds.get(status, "server_error")
         return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
     def handle_get(self, handler: BaseHTTPRequestHandler) -> None:
@@ -106,7 +107,7 @@ class FakeOpenAIServer(FakeServerBase):
                 "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
 
     def whole(self, reply: Reply, model: str) -> dict[str, Any]:
-        calls = [self._call(c, a) for c, a in zip(reply.tool_calls, self._args(reply))]
+        calls = [self._call(c, a) for c, a in zip(reply.tool_calls, self._args(reply), strict=True)]
         text = reply.text
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if reply.stop == "refusal":
@@ -130,7 +131,7 @@ class FakeOpenAIServer(FakeServerBase):
             text = f"<think>{reply.reasoning}</think>\n\n{text}"
         key = "refusal" if reply.stop == "refusal" else "content"
         deltas += [{key: part} for part in chunks(text, reply.chunk_size)]
-        for index, (call, args) in enumerate(zip(reply.tool_calls, self._args(reply))):
+        for index, (call, args) in enumerate(zip(reply.tool_calls, self._args(reply), strict=True)):
             if self.dialect == "gemini":  # each call whole, in one delta, without an index
                 deltas.append({"tool_calls": [self._call(call, args)]})
                 continue

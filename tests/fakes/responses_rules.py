@@ -53,7 +53,8 @@ def check_params(body: dict[str, Any]) -> Problem | None:
     for value in body.get("include") or []:
         if value not in includables():
             return 400, api_error(f"Invalid value: '{value}'. Supported values are: "
-                                  f"{', '.join(repr(v) for v in includables())}.", param="include", code="invalid_value")
+                                  f"{', '.join(repr(v) for v in includables())}.", param="include",
+                                  code="invalid_value")
         if value == "reasoning.encrypted_content" and not reasoning:
             return 400, api_error("Encrypted content is not supported with this model.", param="include",
                                   code="unsupported_parameter")
@@ -163,7 +164,8 @@ def neutral(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def as_chat_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     """A Responses request's conversation in Chat Completions' shape, for tests that read either wire."""
-    out: list[dict[str, Any]] = [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
+    instructions = body.get("instructions")
+    out: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
     items = body.get("input")
     for item in [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else items or []:
         kind = item.get("type") or "message"

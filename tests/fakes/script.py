@@ -167,7 +167,8 @@ def _reply_to(text: str) -> Reply:
         return Reply(text="Let me run that.", tool_calls=[
             ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": icerc(cmd)})])
     if m := re.search(r"read:\s*(\S+)", text):
-        return Reply(tool_calls=[ToolCallSpec("readFile", {"path": m.group(1), "icerc_full_text": icerc(f"read {m.group(1)}")})])
+        args = {"path": m.group(1), "icerc_full_text": icerc(f"read {m.group(1)}")}
+        return Reply(tool_calls=[ToolCallSpec("readFile", args)])
     if m := re.search(r"write:\s*(\S+)\s+(.*)", text, re.S):
         return Reply(text="Writing the file.", tool_calls=[ToolCallSpec(
             "writeFile", {"path": m.group(1), "content": m.group(2), "icerc_full_text": icerc(f"write {m.group(1)}")})])

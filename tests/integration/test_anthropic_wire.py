@@ -4,11 +4,13 @@ Messages API's rules: thinking kept and sent back signed, prompt caching, stops,
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import httpx2
 import pytest
 
-from framework_core.core.events import AssistantMessageDone, AssistantReasoningDelta, Notice, RetryScheduled, ToolCallFinished
+from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, Notice, RetryScheduled,
+                                        ToolCallFinished)
 from framework_core.core.history import is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult
 from framework_core.core.limits import REFUSED_TEXT
@@ -81,12 +83,16 @@ def test_a_model_switch_drops_thinking_blocks_whose_signatures_no_longer_apply(c
     assert post(claude.server, body).status_code == 400
 
 
-def test_the_fake_wants_thinking_back_before_calls_it_made_after_thinking(anthropic_server: FakeAnthropicServer) -> None:
+def test_the_fake_wants_thinking_back_before_calls_it_made_after_thinking(
+        anthropic_server: FakeAnthropicServer) -> None:
     anthropic_server.state.thought_calls.add("toolu_thought")
-    body = {"model": "claude-sonnet-5-5", "max_tokens": 1000, "tools": [{"name": "x", "input_schema": {"type": "object"}}],
+    use = {"type": "tool_use", "id": "toolu_thought", "name": "x", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_thought", "content": "r"}
+    body = {"model": "claude-sonnet-5-5", "max_tokens": 1000,
+            "tools": [{"name": "x", "input_schema": {"type": "object"}}],
             "messages": [{"role": "user", "content": "hi"},
-                         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_thought", "name": "x", "input": {}}]},
-                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_thought", "content": "r"}]}]}
+                         {"role": "assistant", "content": [use]},
+                         {"role": "user", "content": [result]}]}
     r = post(anthropic_server, body)
     assert r.status_code == 400 and "Expected `thinking` or `redacted_thinking`" in r.text
     body["thinking"] = {"type": "disabled"}
@@ -137,8 +143,10 @@ def test_the_fake_enforces_max_tokens_and_tool_id_rules(anthropic_server: FakeAn
         r = post(anthropic_server, body)
         assert r.status_code == 400 and wording in r.text
     text_first = dict(base, max_tokens=5, tools=tools, messages=[
-        {"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "x", "input": {}}]},
-        {"role": "user", "content": [{"type": "text", "text": "note"}, {"type": "tool_result", "tool_use_id": "a", "content": "r"}]}])
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "x", "input": {}}]},
+        {"role": "user", "content": [{"type": "text", "text": "note"},
+                                     {"type": "tool_result", "tool_use_id": "a", "content": "r"}]}])
     assert "without `tool_result` blocks immediately after" in post(anthropic_server, text_first).text
 
 
@@ -154,7 +162,7 @@ def _ten_rounds(rig: Rig) -> list:
 def test_ten_tool_rounds_read_the_unchanged_prefix_from_the_cache(claude: Rig) -> None:
     usages = _ten_rounds(claude)
     assert len(usages) == 11 and usages[0].cache_read_tokens == 0 and usages[0].cache_write_tokens > 1000
-    for before, after in zip(usages, usages[1:]):
+    for before, after in pairwise(usages):
         assert after.cache_read_tokens == before.cache_read_tokens + before.cache_write_tokens  # the whole prefix
         assert after.input_tokens < 50 and after.cache_write_tokens < 200  # only the new round is written
     marks = claude.server.requests[-1]
@@ -191,7 +199,8 @@ def test_a_tool_call_cut_by_max_tokens_is_not_run_and_the_model_is_told(claude: 
     assert outcome.text == "I will write it in parts."
     assert not (claude.workspace / "big.txt").exists()
     assert not [e for e in claude.events if isinstance(e, ToolCallFinished)]
-    results = [b for m in claude.server.requests[-1]["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+    results = [b for m in claude.server.requests[-1]["messages"]
+               if m["role"] == "user" and isinstance(m["content"], list)
                for b in m["content"] if b.get("type") == "tool_result"]
     assert "Not run" in results[-1]["content"] and "output limit" in results[-1]["content"]
     assert "while writing a tool call" in notices(claude) and is_valid(claude.agent.session.messages)
@@ -251,7 +260,8 @@ def test_ids_another_api_made_are_sent_valid_and_paired(claude: Rig) -> None:
     claude.agent.session.add(Message("assistant", "Read both."))
     claude.server.enqueue(Reply(text="I remember."))
     assert claude.agent.run_turn("what did you read?").text == "I remember."
-    uses = [b["id"] for blocks in assistant_blocks(claude.server.requests[-1]) for b in blocks if b["type"] == "tool_use"]
+    uses = [b["id"] for blocks in assistant_blocks(claude.server.requests[-1])
+            for b in blocks if b["type"] == "tool_use"]
     results = [(b["tool_use_id"], json.dumps(b["content"])) for m in claude.server.requests[-1]["messages"]
                if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"]
     assert len(set(uses)) == 2 and [r[0] for r in results] == uses
@@ -263,7 +273,9 @@ def test_the_non_streaming_reply_works_with_thinking(anthropic_server: FakeAnthr
 
     anthropic_server.enqueue(Reply(reasoning="hmm", text="whole", tool_calls=[bash("ls", "w1")]))
     client = anthropic.Anthropic(api_key="test-key-anthropic", base_url=anthropic_server.base_url, max_retries=0)
-    message = client.messages.create(model="claude-sonnet-5-5", max_tokens=2000, messages=[{"role": "user", "content": "hi"}],
+    message = client.messages.create(model="claude-sonnet-5-5", max_tokens=2000,
+                                     messages=[{"role": "user", "content": "hi"}],
                                      tools=[{"name": "executeBashCommand", "input_schema": {"type": "object"}}])
     assert [b.type for b in message.content] == ["thinking", "text", "tool_use"]
-    assert message.content[0].signature and message.stop_reason == "tool_use" and message.content[2].input["command"] == "ls"
+    assert message.content[0].signature and message.stop_reason == "tool_use"
+    assert message.content[2].input["command"] == "ls"

@@ -99,8 +99,8 @@ def test_policy_check_command(workspace: Path) -> None:
     r = laca("policy", "check", "ls -la", "rm -rf ~", cwd=workspace)
     assert r.returncode == 0 and "SAFE" in r.stdout and "DANGEROUS" in r.stdout
     r = laca("policy", "check", "--jsonl", cwd=workspace, stdin='{"cmd": "git status"}\n{"cmd": "curl x | sh"}\n')
-    lines = [json.loads(l) for l in r.stdout.splitlines()]
-    assert [l["level"] for l in lines] == ["safe", "dangerous"]
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [record["level"] for record in records] == ["safe", "dangerous"]
 
 
 def test_config_show_masks_keys_and_names_sources(workspace: Path) -> None:
@@ -110,7 +110,8 @@ def test_config_show_masks_keys_and_names_sources(workspace: Path) -> None:
 
 
 def test_config_init_writes_commented_user_config(workspace: Path, isolated_env: Path) -> None:
-    r = laca("config", "init", cwd=workspace, env={"HOME": str(isolated_env), "XDG_CONFIG_HOME": str(isolated_env / "c")})
+    r = laca("config", "init", cwd=workspace,
+             env={"HOME": str(isolated_env), "XDG_CONFIG_HOME": str(isolated_env / "c")})
     assert r.returncode == 0
     text = (isolated_env / "c" / "laca" / "config.yaml").read_text()
     assert text.startswith("# LACA user config") and "# llm_provider:" in text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from framework_core.core.compaction import (TRIGGER, _estimate_request, compact, context_used, threshold, trim_tool_output,
-                                       usage_report)
+from framework_core.core.compaction import (TRIGGER, _estimate_request, compact, context_used, threshold,
+                                            trim_tool_output, usage_report)
 from framework_core.core.events import Notice
 from framework_core.core.history import is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult

@@ -4,7 +4,6 @@ keys, unknown keys reported; and each transport it names (stdio, http, sse) is r
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -118,13 +117,15 @@ def test_an_authorization_header_turns_the_automatic_sign_in_off() -> None:
     ('{\n "mcpServers": {\n  "t": {"command": "x",\n   "call_timeout_s": "soon"}}}',
      "line 4 (key 'mcpServers.t.call_timeout_s')",
      "server 't': Input should be a valid number, unable to parse string as a number (got 'soon')"),
-    ('{"mcpServers": {\n  "t": {"command": "x",\n   "tools": {"a": "sometimes"}}}}', "line 3 (key 'mcpServers.t.tools.a')",
+    ('{"mcpServers": {\n  "t": {"command": "x",\n   "tools": {"a": "sometimes"}}}}',
+     "line 3 (key 'mcpServers.t.tools.a')",
      "server 't': Input should be 'always', 'ask' or 'never' (got 'sometimes')"),
     ('{"mcpServers": {\n  "t": 5}}', "line 2 (key 'mcpServers.t')", "server 't' must be an object, not a number"),
     ('{"mcpServers": {},\n "mcpServers": []}', "line 2 (key 'mcpServers')",
      "duplicate key 'mcpServers' in one object (first given on line 1); keep only one"),
     ('{"servers": {}}', "", "(key 'mcpServers'): 'mcpServers' must be an object of servers by name; it is missing"),
-    ("{\n  broken", "line 2", "invalid JSON: Expecting property name enclosed in double quotes. Fix the syntax on that line."),
+    ("{\n  broken", "line 2",
+     "invalid JSON: Expecting property name enclosed in double quotes. Fix the syntax on that line."),
 ])
 def test_a_broken_file_names_file_line_key_and_problem(tmp_path: Path, text: str, where: str, problem: str) -> None:
     (tmp_path / ".mcp.json").write_text(text)
@@ -150,8 +151,9 @@ def started(tmp_path: Path, settings: McpServerSettings, environ: dict[str, str]
 def test_http_headers_from_the_environment_are_sent(tmp_path: Path) -> None:
     port = free_port()
     with served([CASES, "--http", str(port)], port, env={"CASES_TOKEN": "s3cret"}):
-        mgr = started(tmp_path, McpServerSettings(type="http", url=f"http://127.0.0.1:{port}/mcp",
-                                                  headers={"Authorization": "Bearer ${MY_TOKEN}"}), {"MY_TOKEN": "s3cret"})
+        settings = McpServerSettings(type="http", url=f"http://127.0.0.1:{port}/mcp",
+                                     headers={"Authorization": "Bearer ${MY_TOKEN}"})
+        mgr = started(tmp_path, settings, {"MY_TOKEN": "s3cret"})
         try:
             assert mgr.call("remote", "echo", {"text": "over http"})["content"] == "over http"
         finally:

@@ -64,7 +64,8 @@ def oauth_port() -> Any:
 
 def test_sign_in_then_the_tool_works_and_the_token_is_kept_private(tmp_path: Path, oauth_port: int) -> None:
     browser = Browser()
-    mgr = manager(tmp_path, {"secure": McpServerSettings(url=f"http://127.0.0.1:{oauth_port}/mcp", oauth=True)}, browser)
+    settings = McpServerSettings(url=f"http://127.0.0.1:{oauth_port}/mcp", oauth=True)
+    mgr = manager(tmp_path, {"secure": settings}, browser)
     try:
         assert settled(mgr, "secure") == "ready"
         result = mgr.call("secure", "echo", {"text": "signed in"})

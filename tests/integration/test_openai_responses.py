@@ -56,7 +56,8 @@ def test_text_turn_is_stateless_and_counts_cached_tokens(rig: Rig) -> None:
 def test_tool_round_sends_the_encrypted_reasoning_back_before_its_call(rig: Rig) -> None:
     (rig.workspace / "data.txt").write_text("forty-two\n")
     issued = len(rig.server.responses.issued)
-    rig.server.enqueue(Reply(reasoning="The user wants the file; cat it.", tool_calls=[bash_call("cat data.txt", "r1")]),
+    rig.server.enqueue(Reply(reasoning="The user wants the file; cat it.",
+                             tool_calls=[bash_call("cat data.txt", "r1")]),
                        Reply(reasoning="It says forty-two.", text="It says forty-two."))
     outcome = rig.agent.run_turn("what is in data.txt?")
     assert outcome.text == "It says forty-two."
@@ -81,7 +82,8 @@ def test_reasoning_survives_a_resumed_session(rig: Rig) -> None:
     path = rig.agent.session.transcript.path
     loaded = load_transcript(path)
     with_state = [m for m in loaded.messages if m.provider_state is not None]
-    assert with_state and with_state[0].provider_state.items[0]["encrypted_content"] == rig.server.responses.issued[issued]
+    assert with_state
+    assert with_state[0].provider_state.items[0]["encrypted_content"] == rig.server.responses.issued[issued]
 
 
 def test_model_switch_drops_reasoning_items_the_new_model_cannot_read(rig: Rig) -> None:

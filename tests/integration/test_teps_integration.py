@@ -77,7 +77,8 @@ def test_dangerous_blocked_and_model_told(rig: Rig) -> None:
 
 
 def test_malformed_tool_arguments_become_an_error_result(rig: Rig) -> None:
-    rig.server.enqueue(Reply(tool_calls=[ToolCallSpec("executeBashCommand", {}, id="m1", raw_arguments='{"command": "ls"')]),
+    cut = ToolCallSpec("executeBashCommand", {}, id="m1", raw_arguments='{"command": "ls"')
+    rig.server.enqueue(Reply(tool_calls=[cut]),
                        Reply(text="sorry"))
     rig.agent.run_turn("list")
     res = last_results(rig)[0]
@@ -103,7 +104,8 @@ def test_stream_cut_before_text_is_retried(rig: Rig) -> None:
 
 
 def test_stream_cut_after_text_keeps_partial_and_history_valid(rig: Rig) -> None:
-    rig.server.enqueue(Reply(text="The beginning of a long answer", chunk_size=5, fault=Fault.drop_mid_stream(after_chunks=4)))
+    rig.server.enqueue(Reply(text="The beginning of a long answer", chunk_size=5,
+                             fault=Fault.drop_mid_stream(after_chunks=4)))
     outcome = rig.agent.run_turn("tell me")
     last = rig.agent.session.messages[-1]
     assert last.role == "assistant" and last.meta.get("cut_off") and "[reply cut off]" in last.content
@@ -160,7 +162,8 @@ def test_history_with_missing_result_is_rejected_by_fake(rig: Rig) -> None:
     import httpx2
 
     if rig.server.wire == "anthropic":
-        body = {"model": "m", "max_tokens": 5, "tools": [{"name": "x", "input_schema": {"type": "object"}}], "messages": [
+        body = {"model": "m", "max_tokens": 5, "tools": [{"name": "x", "input_schema": {"type": "object"}}],
+                "messages": [
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]},
             {"role": "user", "content": "no result"}]}

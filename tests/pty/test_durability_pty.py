@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def bash_call(cmd: str, cid: str) -> ToolCallSpec:
-    return ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": f"Intent: test\nCommand: {cmd}"}, id=cid)
+    args = {"command": cmd, "icerc_full_text": f"Intent: test\nCommand: {cmd}"}
+    return ToolCallSpec("executeBashCommand", args, id=cid)
 
 
 def approve(child: pexpect.spawn, marker: str) -> None:

@@ -15,7 +15,8 @@ PROMPT = "forge>"
 
 
 def bash_call(cmd: str, cid: str) -> ToolCallSpec:
-    return ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": f"Intent: test\nCommand: {cmd}"}, id=cid)
+    args = {"command": cmd, "icerc_full_text": f"Intent: test\nCommand: {cmd}"}
+    return ToolCallSpec("executeBashCommand", args, id=cid)
 
 
 def test_prompt_chat_status_line_and_exit(spawn, fake_openai) -> None:
@@ -166,7 +167,8 @@ def test_mcp_server_tools_in_the_repl(spawn, fake_openai, workspace: Path) -> No
 
 
 def test_ctrl_c_at_approval_prompt_then_anthropic_accepts_next_turn(spawn, fake_anthropic, workspace: Path) -> None:
-    fake_anthropic.enqueue(Reply(tool_calls=[bash_call("touch never.txt", "toolu_a1"), bash_call("touch nor.txt", "toolu_a2")]),
+    calls = [bash_call("touch never.txt", "toolu_a1"), bash_call("touch nor.txt", "toolu_a2")]
+    fake_anthropic.enqueue(Reply(tool_calls=calls),
                            Reply(text="Understood, stopping."))
     child = spawn(provider="anthropic")
     child.expect_exact(PROMPT)
@@ -179,7 +181,8 @@ def test_ctrl_c_at_approval_prompt_then_anthropic_accepts_next_turn(spawn, fake_
     child.expect_exact("Understood, stopping.")
     assert not (workspace / "never.txt").exists() and not (workspace / "nor.txt").exists()
     last_user = fake_anthropic.requests[-1]["messages"]
-    results = [b for m in last_user if isinstance(m["content"], list) for b in m["content"] if b["type"] == "tool_result"]
+    results = [b for m in last_user if isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"]
     assert [b["tool_use_id"] for b in results] == ["toolu_a1", "toolu_a2"]
 
 

@@ -18,7 +18,8 @@ def write(path: Path, text: str) -> Path:
 def test_framework_defaults_load(workspace: Path) -> None:
     loaded = load_config(workspace, env={})
     assert loaded.config.llm_provider == "openai"
-    assert {"openai", "anthropic", "ollama", "vllm", "openrouter", "gemini", "lmstudio"} <= set(loaded.config.llm_settings)
+    providers = {"openai", "anthropic", "ollama", "vllm", "openrouter", "gemini", "lmstudio"}
+    assert providers <= set(loaded.config.llm_settings)
     assert loaded.config.context_definition_file.endswith("FRAMEWORK_CONTEXT.md")
     assert loaded.source_of(("llm_provider",)).startswith("framework")
 
@@ -149,7 +150,8 @@ def test_config_show_says_what_is_default_names_the_sdk_url_and_shows_the_active
     (workspace / "framework_config.yaml").write_text("teps_settings:\n  command_timeout_s: 33\n")
     text = show_config(Overrides(), workspace)
     lines = {line.split(" = ")[0]: line for line in text.splitlines() if " = " in line}
-    assert lines["teps_settings.command_timeout_s"].endswith("# workspace (" + str(workspace / "framework_config.yaml") + ")")
+    source = "# workspace (" + str(workspace / "framework_config.yaml") + ")"
+    assert lines["teps_settings.command_timeout_s"].endswith(source)
     assert lines["teps_settings.screen_output_lines"].endswith("# default")  # not "framework": no layer set it
     assert "the SDK uses $OPENAI_BASE_URL = http://127.0.0.1:9/v1" in lines["llm_settings.openai.base_url"]
     assert not any(k.startswith("llm_settings.anthropic") for k in lines)

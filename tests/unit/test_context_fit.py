@@ -54,7 +54,8 @@ def test_long_tool_arguments_are_folded_when_outputs_are_not_enough() -> None:
 
 def test_images_of_old_results_are_left_out() -> None:
     history = turn(1, 10) + turn(2, 10)
-    history[2] = Message.tool_result(ToolResult("c1", "mcp__s__shot", "success", {"content": "x", "images": [IMAGE] * 3}))
+    shot = ToolResult("c1", "mcp__s__shot", "success", {"content": "x", "images": [IMAGE] * 3})
+    history[2] = Message.tool_result(shot)
     assert fit(history, total(history) - 1_000).messages[2].images == []
 
 

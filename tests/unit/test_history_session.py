@@ -33,7 +33,8 @@ def test_repair_drops_orphans_and_empty_assistant() -> None:
 
 
 def test_valid_history_untouched() -> None:
-    msgs = [Message("user", "hi"), Message("assistant", "t", tool_calls=[call("a")]), result("a"), Message("assistant", "done")]
+    msgs = [Message("user", "hi"), Message("assistant", "t", tool_calls=[call("a")]), result("a"),
+            Message("assistant", "done")]
     assert repair(msgs) == (msgs, [])
 
 
@@ -42,7 +43,7 @@ def test_transcript_roundtrip_and_corrupt_last_line(tmp_path: Path) -> None:
     s.start({"workspace": "/ws"})
     s.add_user("please use sk-secret-value-123")
     s.add(Message("assistant", "", tool_calls=[call("a")]))
-    s.add_results([ToolResult("a", "executeBashCommand", "success", {"stdout": "x"})])
+    s.add_result(ToolResult("a", "executeBashCommand", "success", {"stdout": "x"}))
     s.record_usage(Usage(10, 5))
     s.transcript.close()
     path = s.transcript.path
@@ -60,7 +61,7 @@ def test_kill_mid_turn_leaves_loadable_valid_history(tmp_path: Path) -> None:
     s = open_session(tmp_path)
     s.add_user("go")
     s.add(Message("assistant", "", tool_calls=[call("a"), call("b")]))
-    s.add_results([ToolResult("a", "executeBashCommand", "success", {})])
+    s.add_result(ToolResult("a", "executeBashCommand", "success", {}))
     # process dies here: b never answered
     loaded = load_transcript(s.transcript.path)
     assert is_valid(loaded.messages)
@@ -86,5 +87,5 @@ def test_clear_and_replace_records(tmp_path: Path) -> None:
     s.add_user("three")
     loaded = load_transcript(s.transcript.path)
     assert [m.content for m in loaded.messages] == ["summary", "three"]
-    records = [json.loads(l)["type"] for l in s.transcript.path.read_text().splitlines()]
+    records = [json.loads(line)["type"] for line in s.transcript.path.read_text().splitlines()]
     assert records.count("clear") == 1 and records.count("replace") == 1

@@ -81,8 +81,9 @@ def test_unknown_model_gets_safe_defaults_and_one_note() -> None:
 
 
 def test_entry_overrides_the_profile_and_is_capped_by_it() -> None:
-    caps = resolve(ProviderSettings(type="anthropic", model="claude-haiku-4-5", max_tokens=100_000, context_window=150_000,
-                                    price_input_per_mtok=9.0, request_timeout_s=42, thinking="on"))
+    caps = resolve(ProviderSettings(type="anthropic", model="claude-haiku-4-5", max_tokens=100_000,
+                                    context_window=150_000, price_input_per_mtok=9.0, request_timeout_s=42,
+                                    thinking="on"))
     assert caps.output_tokens == 64_000 and any("above what" in n for n in caps.notes)
     assert caps.context_window == 150_000 and caps.prices.input == 9.0 and caps.prices.output == 5.0
     assert caps.idle_timeout_s == 42 and caps.thinking and 1024 <= caps.thinking_budget < caps.output_tokens

@@ -45,7 +45,8 @@ def test_the_marker_counts_the_lines_and_bytes_left_out() -> None:
     text = numbered(5_000)
     result = bound(text, 10_000)
     shown = [line for line in result.text.splitlines() if line.startswith("line ")]
-    assert (result.cut_lines, result.cut_bytes) == (5_000 - len(shown), len(text.encode()) - sum(len(s) + 1 for s in shown))
+    shown_bytes = sum(len(s) + 1 for s in shown)
+    assert (result.cut_lines, result.cut_bytes) == (5_000 - len(shown), len(text.encode()) - shown_bytes)
 
 
 def test_the_marker_says_the_counts_in_place() -> None:

@@ -49,7 +49,8 @@ def test_refusals_are_sentences_with_the_users_reason() -> None:
         "User declined execution. Their reason: not now"
     assert render(result("blocked_by_policy", message="Blocked by policy: deletes your home.", reasons=["x"])) == \
         "Blocked by policy: deletes your home."
-    assert render(result("dry_run", message="Dry run: not run.", would_run="rm x")) == "Dry run: not run.\nwould run: rm x"
+    dry = render(result("dry_run", message="Dry run: not run.", would_run="rm x"))
+    assert dry == "Dry run: not run.\nwould run: rm x"
 
 
 def test_an_interrupted_call_says_it_did_not_finish() -> None:
@@ -61,9 +62,11 @@ def test_file_tools_read_as_what_they_did() -> None:
     write = render(ToolResult("c1", "writeFile", "success", {"file_path": "/w/a", "status": "written successfully",
                                                              "bytes_written": 3, "file_size": 3,
                                                              "message": "Wrote 3 bytes to a."}))
-    read = render(result(tool="readFile", file_path="/w/a", content="one\ntwo\n", total_lines=2, lines="lines 1-2 of 2"))
+    read = render(result(tool="readFile", file_path="/w/a", content="one\ntwo\n", total_lines=2,
+                         lines="lines 1-2 of 2"))
     empty = render(result(tool="readFile", file_path="/w/e", content="", total_lines=0, lines="empty file"))
-    assert (write, read, empty) == ("ok\nWrote 3 bytes to a.", "ok · lines 1-2 of 2\none\ntwo", "ok · empty file\n(empty)")
+    assert (write, read, empty) == ("ok\nWrote 3 bytes to a.", "ok · lines 1-2 of 2\none\ntwo",
+                                    "ok · empty file\n(empty)")
 
 
 def test_declared_api_and_mcp_results_are_their_body() -> None:

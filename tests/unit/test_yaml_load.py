@@ -122,7 +122,8 @@ def test_non_string_paths_are_not_turned_into_strings(workspace: Path) -> None:
     path = write(workspace / "framework_config.yaml", "teps_settings:\n  rule_files: [1]\n")
     with pytest.raises(ConfigError) as err:
         load_config(workspace, env={})
-    assert str(err.value) == f"{path}, line 2 (key 'teps_settings.rule_files[0]'): Input should be a valid string (got 1)"
+    assert str(err.value) == (f"{path}, line 2 (key 'teps_settings.rule_files[0]'): "
+                              "Input should be a valid string (got 1)")
 
 
 def test_an_unknown_key_names_the_keys_allowed_there(workspace: Path) -> None:

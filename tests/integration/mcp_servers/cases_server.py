@@ -110,7 +110,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         return types.CallToolResult(content=[types.TextContent(text="here is the picture"),
                                              types.ImageContent(data=b64(data), mime_type="image/png")])
     if name == "audio":
-        return types.CallToolResult(content=[types.AudioContent(data=b64(b"RIFF" + b"\x00" * 4000), mime_type="audio/wav")])
+        audio = types.AudioContent(data=b64(b"RIFF" + b"\x00" * 4000), mime_type="audio/wav")
+        return types.CallToolResult(content=[audio])
     if name == "link":
         return types.CallToolResult(content=[types.ResourceLink(
             uri="file:///srv/report.pdf", name="report.pdf", title="Quarterly report",

@@ -58,7 +58,8 @@ class MemoryProvider:
         found = self.codes.get(code)
         return found if found is not None and found.client_id == client.client_id else None
 
-    async def exchange_authorization_code(self, client: OAuthClientInformationFull, code: AuthorizationCode) -> OAuthToken:
+    async def exchange_authorization_code(self, client: OAuthClientInformationFull,
+                                          code: AuthorizationCode) -> OAuthToken:
         self.codes.pop(code.code, None)
         return self._issue(client.client_id or "", code.scopes, code.resource)
 

@@ -25,7 +25,8 @@ def test_think_tags_split_off_whatever_the_chunking(pieces: list[str]) -> None:
 
 
 def test_text_that_only_mentions_think_is_left_alone() -> None:
-    assert split(["Use <thinking> tags", " like <think>this</think>."]) == ("", "Use <thinking> tags like <think>this</think>.")
+    text = ["Use <thinking> tags", " like <think>this</think>."]
+    assert split(text) == ("", "Use <thinking> tags like <think>this</think>.")
     assert split(["<"]) == ("", "<")
     assert split(["<think>never closed"]) == ("never closed", "")
 

@@ -16,11 +16,13 @@ from framework_core.tools.base import ToolSpec
 def engine(ws: Path, answers=(), **kw) -> tuple[TEPSEngine, ScriptedApprover, list]:
     events: list = []
     approver = ScriptedApprover(answers)
-    return TEPSEngine({"command_timeout_s": 10}, workspace=ws, approver=approver, events=events.append, **kw), approver, events
+    teps = TEPSEngine({"command_timeout_s": 10}, workspace=ws, approver=approver, events=events.append, **kw)
+    return teps, approver, events
 
 
 def bash(cmd: str, rid: str = "r1", brief: str = "Intent: test") -> dict:
-    return {"request_id": rid, "tool_name": "executeBashCommand", "parameters": {"command": cmd}, "icerc_full_text": brief}
+    return {"request_id": rid, "tool_name": "executeBashCommand", "parameters": {"command": cmd},
+            "icerc_full_text": brief}
 
 
 def test_request_dict_in_result_dict_out_for_safe_command(workspace: Path) -> None:
@@ -75,10 +77,10 @@ def test_dangerous_with_allow_dangerous_asks_default_no_without_a(workspace: Pat
     assert req.default == "deny" and not req.allow_session and req.grant_options == []
 
 
-def test_missing_brief_is_flagged_not_fatal(workspace: Path) -> None:
+def test_a_call_without_a_brief_is_still_asked(workspace: Path) -> None:
     teps, approver, _ = engine(workspace, ["n"])
     teps.execute_tool(bash("touch z", brief=""))
-    assert approver.seen[0].missing_brief
+    assert [req.request.icerc_full_text for req in approver.seen] == [""]
 
 
 def test_unknown_tool_and_bad_arguments_are_error_results(workspace: Path) -> None:
@@ -129,7 +131,8 @@ def test_handler_crash_becomes_error_result(workspace: Path) -> None:
     def boom(args, ctx):
         raise RuntimeError("kaput")
 
-    teps.registry.register(ToolSpec("boom", "explodes", {"type": "object", "properties": {}}, boom, permission="always"))
+    teps.registry.register(ToolSpec("boom", "explodes", {"type": "object", "properties": {}}, boom,
+                                    permission="always"))
     res = teps.execute(ToolRequest("b", "boom", {}, "b"))
     assert res.status == "error" and "kaput" in res.data["error_message"]
 

@@ -14,7 +14,8 @@ from framework_core.teps import TEPSEngine
 def engine(ws: Path, answers=()) -> tuple[TEPSEngine, ScriptedApprover, list]:
     events: list = []
     approver = ScriptedApprover(answers)
-    return TEPSEngine({"command_timeout_s": 10}, workspace=ws, approver=approver, events=events.append), approver, events
+    teps = TEPSEngine({"command_timeout_s": 10}, workspace=ws, approver=approver, events=events.append)
+    return teps, approver, events
 
 
 def bash(cmd: str, rid: str) -> ToolRequest:

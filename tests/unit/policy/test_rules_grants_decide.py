@@ -98,7 +98,8 @@ def test_a_control_path_write_asks_every_time() -> None:
     assert decide(CallFacts("writeFile", "write", path="/ws/b.py"), state).action == "ask"
 
 
-@pytest.mark.parametrize(("tool_perm", "action"), [("always", "allow"), ("ask", "ask"), ("never", "deny"), (None, "ask")])
+@pytest.mark.parametrize(("tool_perm", "action"),
+                         [("always", "allow"), ("ask", "ask"), ("never", "deny"), (None, "ask")])
 def test_generic_tool_permissions(tool_perm: str | None, action: str) -> None:
     facts = CallFacts("mcp__time__now", "generic", source="mcp:time", permission=tool_perm)  # type: ignore[arg-type]
     assert decide(facts, PolicyState()).action == action
@@ -124,7 +125,8 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def test_rules_allow_and_deny_beats_allow(tmp_path: Path) -> None:
     rules = load_rule_file(write(tmp_path, "r.yaml", """
 rules:
-  - {name: tests, action: allow, prefix: [pytest], examples_match: ["pytest -q"], examples_no_match: ["pytest -q; rm x"]}
+  - {name: tests, action: allow, prefix: [pytest], examples_match: ["pytest -q"],
+     examples_no_match: ["pytest -q; rm x"]}
   - {name: no-push, action: deny, prefix: [git, push]}
   - {name: push-ok, action: allow, prefix: [git, push]}
   - {name: no-fetch-tool, action: deny, tool: "mcp__web__*"}
@@ -144,7 +146,8 @@ def test_rule_file_errors_are_clear(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="exactly one of"):
         load_rule_file(write(tmp_path, "a.yaml", "rules:\n  - {name: x, action: allow}\n"))
     with pytest.raises(ConfigError, match="should match"):
-        load_rule_file(write(tmp_path, "b.yaml", "rules:\n  - {name: y, action: allow, prefix: [ls], examples_match: [pwd]}\n"))
+        load_rule_file(write(tmp_path, "b.yaml",
+                             "rules:\n  - {name: y, action: allow, prefix: [ls], examples_match: [pwd]}\n"))
     with pytest.raises(ConfigError, match="action"):
         load_rule_file(write(tmp_path, "c.yaml", "rules:\n  - {name: z, action: maybe, prefix: [ls]}\n"))
     with pytest.raises(ConfigError, match="line"):
@@ -168,8 +171,8 @@ def test_policy_check_plain_and_jsonl() -> None:
     stdin = io.StringIO('{"cmd": "git status"}\nnot json\n{"cmd": "sudo ls"}\n')
     out = io.StringIO()
     run_policy_check([], True, stdin, out)
-    lines = [json.loads(l) for l in out.getvalue().splitlines()]
-    assert [l.get("level") for l in lines] == ["safe", None, "dangerous"]
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line.get("level") for line in lines] == ["safe", None, "dangerous"]
     assert "error" in lines[1] and lines[2]["reasons"]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from framework_core.policy.context import Ctx, Word
-from framework_core.policy.known import example_words, judge_with, program_name, registry
+from framework_core.policy.known import judge_with, program_name, registry
 from framework_core.policy.levels import Level
 from framework_core.policy.spec import SpecError, check_examples, parse, spec
 
@@ -21,7 +21,7 @@ def test_all_specifications_load_and_satisfy_their_examples() -> None:
 def test_a_specification_contradicting_its_examples_is_refused() -> None:
     bad = {"ls": spec("ls", "-l --long", ok=("ls -l", "ls --color"), ask=("ls --long",))}
     with pytest.raises(SpecError) as err:
-        check_examples(bad, lambda argv: judge_with(bad, example_words(" ".join(argv)), Ctx())[0].level == Level.SAFE)
+        check_examples(bad, lambda argv: judge_with(bad, [Word(a) for a in argv], Ctx())[0].level == Level.SAFE)
     assert "'ls --color' should be harmless" in str(err.value) and "'ls --long' should ask" in str(err.value)
 
 

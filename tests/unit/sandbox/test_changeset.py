@@ -159,7 +159,8 @@ def test_placeholders_and_protected_paths_are_never_applied(box: Box, template: 
     protected = (*PROTECTED, ".envrc", "tools.yaml")
     changes = read_changes(run.upper, ws, protected=protected)
     assert sorted(changes.placeholders) == [".laca", ".mcp.json"]
-    assert [(c.rel_path, c.kind) for c in changes.protected_attempts] == [(".envrc", "created"), ("tools.yaml", "created")]
+    attempts = [(c.rel_path, c.kind) for c in changes.protected_attempts]
+    assert attempts == [(".envrc", "created"), ("tools.yaml", "created")]
     assert [c.rel_path for c in changes.changes] == ["ok.txt"]
     assert changes.summary() == "1 file created, 2 protected paths left unchanged"
     assert "protected, not applied: .envrc" in changes.diff()
@@ -205,7 +206,8 @@ def test_a_target_edited_meanwhile_is_a_conflict_and_nothing_is_applied(
 
 @pytest.mark.parametrize("meanwhile, path, reason", [
     (lambda ws: (ws / "NEW.txt").write_text("mine\n"), "NEW.txt", "it changed while the command ran"),
-    (lambda ws: (ws / "src" / "pkg" / "b.py").write_text("edited\n"), "src/pkg/b.py", "it changed while the command ran"),
+    (lambda ws: (ws / "src" / "pkg" / "b.py").write_text("edited\n"), "src/pkg/b.py",
+     "it changed while the command ran"),
     (lambda ws: (ws / "keep.txt").unlink(), "keep.txt", "it was deleted or moved while the command ran"),
     (lambda ws: (ws / "src").rename(ws / "src2"), "src", "it was deleted or moved while the command ran"),
     (lambda ws: _swap_for_symlink(ws / "src", ws.parent / "outside"), "src", "it changed while the command ran"),

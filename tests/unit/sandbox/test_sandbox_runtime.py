@@ -26,7 +26,8 @@ from framework_core.sandbox.sandbox import Sandbox
 from framework_core.teps import TEPSEngine
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.skipif(not probe().available, reason="no sandbox on this machine: " + "; ".join(probe().missing()))
+pytestmark = pytest.mark.skipif(not probe().available,
+                                reason="no sandbox on this machine: " + "; ".join(probe().missing()))
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1"}

@@ -59,7 +59,8 @@ def test_the_brief_sent_inside_the_arguments_is_not_an_unknown_argument(workspac
 
 def test_what_a_schema_cannot_say_is_still_checked_by_the_tool(workspace: Path) -> None:
     status, data, approver = run(workspace, "executeBashCommand", {"command": "  "})
-    assert (status, data["error_message"], approver.seen) == ("error", "Invalid arguments: argument 'command' is empty", [])
+    assert (status, data["error_message"], approver.seen) == (
+        "error", "Invalid arguments: argument 'command' is empty", [])
 
 
 def test_a_schema_that_is_not_json_schema_is_refused_by_name() -> None:

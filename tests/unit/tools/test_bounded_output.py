@@ -164,7 +164,8 @@ def _private_tmpfs_works() -> bool:
     if not UNSHARE:
         return False
     probe = subprocess.run([UNSHARE, "--user", "--map-root-user", "--mount", "sh", "-c",
-                            "mount -t tmpfs -o size=64k tmpfs /mnt 2>/dev/null || mount -t tmpfs -o size=64k tmpfs /tmp"],
+                            "mount -t tmpfs -o size=64k tmpfs /mnt 2>/dev/null "
+                            "|| mount -t tmpfs -o size=64k tmpfs /tmp"],
                            capture_output=True)
     return probe.returncode == 0
 
@@ -184,7 +185,8 @@ def test_full_disk_stops_the_command_and_frees_the_space(tmp_path: Path) -> None
         out = run_command("yes", cwd=Path("/"), env={ENV!r}, timeout_s=60, budget_chars=4000,
                           limits=OutputLimits(Path({str(mnt)!r}) / "out", max_bytes=10**9))
         left = sum(f.stat().st_size for f in (Path({str(mnt)!r}) / "out").iterdir())
-        print(json.dumps({{"stopped": out.stopped, "code": out.exit_code, "left": left, "note": "not saved" in out.stdout}}))
+        print(json.dumps({{"stopped": out.stopped, "code": out.exit_code, "left": left,
+                          "note": "not saved" in out.stdout}}))
     """)
     run_ = subprocess.run([UNSHARE, "--user", "--map-root-user", "--mount", sys.executable, "-c", code], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from prompt_toolkit.application import create_app_session

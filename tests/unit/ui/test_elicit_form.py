@@ -77,3 +77,13 @@ def test_the_form_answers_a_real_servers_request(tmp_path: Path) -> None:
     finally:
         mgr.close()
     assert out == "accept: {'name': 'Ada'}"
+
+
+def test_a_url_request_shows_the_address_to_open() -> None:
+    class UrlParams:
+        message = "Sign in to continue"
+        url = "https://example.test/authorize"
+
+    out = io.StringIO()
+    result = answer_form(UrlParams(), Console(file=out, width=100), lambda *a, **k: "n", input)
+    assert (result.action, "It asks you to open: https://example.test/authorize" in out.getvalue()) == ("decline", True)

@@ -90,3 +90,13 @@ def test_bang_runs_a_command_yourself_in_the_sandbox_and_the_model_is_told(repl,
     r.handle("what happened?")
     sent = server.sent_messages()[-1]["content"]
     assert "the user ran `echo made > shell.txt" in sent and "done" in sent and sent.endswith("what happened?")
+
+
+def test_undo_names_a_file_changed_since_and_why(repl, workspace: Path) -> None:
+    r, buf, _ = repl
+    r.handle("!echo made > shell.txt")
+    (workspace / "shell.txt").write_text("edited by hand\n")
+    r._pt_io["input"].send_text("\x04")  # Ctrl-D at "Undo anyway?": the default, no
+    r.handle("/undo")
+    said = " ".join(buf.getvalue().split())
+    assert f"changed since: {workspace / 'shell.txt'} (it was modified since) Nothing was undone." in said

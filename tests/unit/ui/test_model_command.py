@@ -27,7 +27,8 @@ from tests.waiting import wait_until
 
 
 @pytest.fixture
-def claude_repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Repl, io.StringIO, FakeAnthropicServer]]:
+def claude_repl(workspace: Path,
+                monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Repl, io.StringIO, FakeAnthropicServer]]:
     server = FakeAnthropicServer()
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     (workspace / "framework_config.yaml").write_text(

@@ -26,7 +26,8 @@ from tests.fakes.script import Reply
 
 
 @pytest.fixture
-def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Repl, object, io.StringIO, FakeOpenAIServer]]:
+def repl(workspace: Path,
+         monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Repl, object, io.StringIO, FakeOpenAIServer]]:
     server = FakeOpenAIServer()
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     (workspace / "framework_config.yaml").write_text(

@@ -16,7 +16,6 @@ from framework_core.config.load import Overrides, load_config
 from framework_core.errors import ConfigError
 from framework_core.lial_core import ToolRequest
 from framework_core.app.startup import allow_rules, find_session_by_prefix, pick_provider
-from framework_core.wording import invocation
 from framework_core.teps import TEPSEngine
 
 
