@@ -13,8 +13,11 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 LINT_PATHS := framework_core tests benchmarks run_framework.py setup.py
+# The npm reference MCP servers the tests start where node is present (fetched into the npm cache once; the
+# tests run them offline and are skipped, with the reason, where they are not there).
+NPM_SERVERS := @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem
 
-.PHONY: run lint test bench venv clean
+.PHONY: run lint test bench venv clean npm-servers
 venv: $(STAMP)
 
 run: $(STAMP)
@@ -24,7 +27,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/mypy framework_core
 
-test: lint
+npm-servers:
+	@command -v npx >/dev/null 2>&1 || { echo "node is not installed: the npm MCP server tests are skipped"; exit 0; }; \
+	for p in $(NPM_SERVERS); do timeout 300 npx -y -p $$p node -e 0 </dev/null >/dev/null 2>&1 || \
+		echo "$$p could not be fetched: its tests are skipped"; done
+
+test: lint npm-servers
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
