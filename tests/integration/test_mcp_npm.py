@@ -3,6 +3,7 @@ on this machine already: nothing is downloaded by the tests (npx --offline); oth
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -109,3 +110,42 @@ def test_filesystem_media_file_is_an_image_not_base64_text(reference, tmp_path: 
     mgr, ws = reference
     out = mgr.call("fs", "read_media_file", {"path": str(ws / "pic.png")}, ctx(tmp_path))
     assert (len(out.get("images", [])), "iVBOR" in out["content"]) == (1, False)
+
+
+@pytest.fixture(scope="module")
+def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[McpManager, list[str]]]:
+    """server-everything with LACA's terminal form answering its requests for input from scripted lines."""
+    import io
+
+    from rich.console import Console
+
+    from framework_core.ui.elicit_form import answer_form
+
+    why = offline(EVERYTHING)
+    if why:
+        pytest.skip(why)
+    ws = tmp_path_factory.mktemp("ws").resolve()
+    lines: list[str] = []
+    mgr = McpManager({"everything": npx(EVERYTHING, call_timeout_s=30)}, ToolRegistry(),
+                     tmp_path_factory.mktemp("logs"), ws)
+    mgr.elicit = lambda params: answer_form(params, Console(file=io.StringIO()), lambda *a, **k: "y",
+                                            lambda prompt: lines.pop(0) if lines else "")
+    mgr.start()
+    assert mgr.wait_ready(90) == [], mgr.status()
+    yield mgr, lines
+    mgr.close()
+
+
+def test_everything_url_elicitation_is_asked_and_completed(asking) -> None:
+    mgr, _ = asking
+    out = mgr.call("everything", "trigger-url-elicitation", {"url": "https://example.com/sign", "message": "Sign"})
+    assert "User completed the URL elicitation flow" in out["content"]
+
+
+def test_everything_form_takes_titled_and_several_choices(asking) -> None:
+    mgr, lines = asking
+    lines[:] = ["Ada"] + [""] * 8 + ["Piano,Drums", "Wonder Woman", "Salmon, Trout", "Dogs"]
+    raw = mgr.call("everything", "trigger-elicitation-request", {})["content"].split("Raw result:", 1)[1]
+    content = json.loads(raw)["content"]
+    assert [content[k] for k in ("untitledMultipleSelectEnum", "titledSingleSelectEnum", "titledMultipleSelectEnum",
+                                 "legacyTitledEnum")] == [["Piano", "Drums"], "hero-3", ["fish-2", "fish-3"], "pet-2"]
