@@ -103,8 +103,9 @@ def describe(exc: BaseException, server: _Server | None = None) -> str:
         said = last_log_line(server.log_path)
         if said and said.startswith("bwrap: execvp") and "No such file" in said:  # started in the sandbox
             return f"command not found: {server.settings.command} (install it, or fix the server's command)"
-        ended = "the server's process exited" if server.settings.transport == "stdio" else "the connection closed"
-        return f"{ended}" + (f"; its last words: {said}" if said else "")
+        if server.settings.transport != "stdio":  # its log holds its log messages, not words about its end
+            return "the connection closed"
+        return "the server's process exited" + (f"; its last words: {said}" if said else "")
     if name in ("ConnectError", "ConnectTimeout") and server is not None and server.settings.url:
         return f"cannot connect to {server.settings.url} ({text or name}); is the server running?"
     if server is not None and server.last_http and "error response" in text:
