@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -112,8 +113,15 @@ def test_filesystem_media_file_is_an_image_not_base64_text(reference, tmp_path: 
     assert (len(out.get("images", [])), "iVBOR" in out["content"]) == (1, False)
 
 
+@dataclass
+class Asking:
+    mgr: McpManager
+    lines: list[str]  # what the user types at the form's questions, in order
+    key: str = "y"  # the answer to "Answer it?"
+
+
 @pytest.fixture(scope="module")
-def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[McpManager, list[str]]]:
+def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Asking]:
     """server-everything with LACA's terminal form answering its requests for input from scripted lines."""
     import io
 
@@ -125,27 +133,45 @@ def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[McpManage
     if why:
         pytest.skip(why)
     ws = tmp_path_factory.mktemp("ws").resolve()
-    lines: list[str] = []
     mgr = McpManager({"everything": npx(EVERYTHING, call_timeout_s=30)}, ToolRegistry(),
                      tmp_path_factory.mktemp("logs"), ws)
-    mgr.elicit = lambda params: answer_form(params, Console(file=io.StringIO()), lambda *a, **k: "y",
-                                            lambda prompt: lines.pop(0) if lines else "")
+    rig = Asking(mgr, [])
+    mgr.elicit = lambda params: answer_form(params, Console(file=io.StringIO()), lambda *a, **k: rig.key,
+                                            lambda prompt: rig.lines.pop(0) if rig.lines else "")
     mgr.start()
     assert mgr.wait_ready(90) == [], mgr.status()
-    yield mgr, lines
+    yield rig
     mgr.close()
 
 
-def test_everything_url_elicitation_is_asked_and_completed(asking) -> None:
-    mgr, _ = asking
-    out = mgr.call("everything", "trigger-url-elicitation", {"url": "https://example.com/sign", "message": "Sign"})
+def test_everything_url_elicitation_is_asked_and_completed(asking: Asking) -> None:
+    asking.key = "y"
+    out = asking.mgr.call("everything", "trigger-url-elicitation", {"url": "https://example.com/sign", "message": "Sign"})
     assert "User completed the URL elicitation flow" in out["content"]
 
 
-def test_everything_form_takes_titled_and_several_choices(asking) -> None:
-    mgr, lines = asking
-    lines[:] = ["Ada"] + [""] * 8 + ["Piano,Drums", "Wonder Woman", "Salmon, Trout", "Dogs"]
-    raw = mgr.call("everything", "trigger-elicitation-request", {})["content"].split("Raw result:", 1)[1]
+def test_everything_form_takes_titled_and_several_choices(asking: Asking) -> None:
+    asking.key = "y"
+    asking.lines[:] = ["Ada"] + [""] * 8 + ["Piano,Drums", "Wonder Woman", "Salmon, Trout", "Dogs"]
+    raw = asking.mgr.call("everything", "trigger-elicitation-request", {})["content"].split("Raw result:", 1)[1]
     content = json.loads(raw)["content"]
     assert [content[k] for k in ("untitledMultipleSelectEnum", "titledSingleSelectEnum", "titledMultipleSelectEnum",
                                  "legacyTitledEnum")] == [["Piano", "Drums"], "hero-3", ["fish-2", "fish-3"], "pet-2"]
+
+
+def test_everything_link_required_first_is_asked_and_the_call_goes_again(asking: Asking) -> None:
+    """JSON-RPC -32042: the server wants a link opened before the call; once the user has, the call is repeated."""
+    asking.key = "y"
+    out = asking.mgr.call("everything", "trigger-url-elicitation",
+                          {"url": "https://example.com/first", "message": "Sign", "errorPath": True})
+    assert "User completed the URL elicitation flow" in out["content"]
+
+
+def test_everything_link_required_and_declined_is_named_to_the_model(asking: Asking) -> None:
+    from framework_core.errors import ToolError
+
+    asking.key = "n"
+    with pytest.raises(ToolError) as err:
+        asking.mgr.call("everything", "trigger-url-elicitation",
+                        {"url": "https://example.com/second", "message": "Sign", "errorPath": True})
+    assert "needs the user to open https://modelcontextprotocol.io" in str(err.value)
