@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ GATED_KEYS = (("tools_files",), ("context_definition_file",), ("api_key_env_var"
               ("teps_settings", "allowlist_file"), ("teps_settings", "rule_files"), ("teps_settings", "keep_env"),
               ("teps_settings", "scrub_env_patterns"))
 NEVER_FROM_WORKSPACE = ("trusted_workspaces",)
+# `${VAR}` / `${VAR:-default}` in an MCP server's settings: a variable of the user's environment it is given
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,12 @@ def _describe(top: str, name: Any, value: Any) -> str:
     else:
         where = "runs " + " ".join([str(value.get("command", "?")), *map(str, value.get("args") or [])])
     env = sorted((value.get("env") or {}).keys()) if isinstance(value.get("env"), dict) else []
+    headers = sorted((value.get("headers") or {}).keys()) if isinstance(value.get("headers"), dict) else []
+    given = sorted(set(_VAR.findall(json.dumps(value, default=str))))
     unconfined = " — OUTSIDE the sandbox (sandbox: false)" if value.get("sandbox") is False else ""
-    return f"{name}: {where}" + (f" (env: {', '.join(env)})" if env else "") + unconfined
+    return (f"{name}: {where}" + (f" (env: {', '.join(env)})" if env else "")
+            + (f" (headers: {', '.join(headers)})" if headers else "")
+            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + unconfined)
 
 
 def _short(value: Any, limit: int = 160) -> str:

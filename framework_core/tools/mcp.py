@@ -26,9 +26,9 @@ from framework_core.tools.mcp_calls import CallRunner
 from framework_core.tools.mcp_config import config_notes, load_mcp_json, resolve_launch  # noqa: F401 - re-exported
 from framework_core.tools.mcp_names import tool_name
 from framework_core.tools.mcp_oauth import OAuthSignIn
-from framework_core.tools.mcp_state import (BACKOFF_S, ERROR_LOG_LEVELS, RESTART_WAIT_S, RETRY_AFTER_S,
-                                            ServerStatus, _Server, describe, instructions_block, log_line,
-                                            log_summary)
+from framework_core.tools.mcp_state import (BACKOFF_S, ERROR_LOG_LEVELS, LOG_NOTICE_EVERY_S, RESTART_WAIT_S,
+                                            RETRY_AFTER_S, ServerStatus, _Server, describe, instructions_block,
+                                            log_line, log_summary)
 from framework_core.tools.result_budget import Saver, saver
 
 __all__ = ["McpManager", "ServerStatus", "load_mcp_json", "tool_name"]
@@ -67,6 +67,7 @@ class McpManager:
         self.wrapper: Callable[[str, McpServerSettings], tuple[str, ...]] = lambda name, settings: ()
         self.environ: dict[str, str] = dict(os.environ)  # ${VAR} expansion only; servers never get it whole
         self.backoff: tuple[float, ...] = BACKOFF_S  # waits before each restart after a lost connection
+        self.log_notice_every_s = LOG_NOTICE_EVERY_S  # a server's logged errors are said at most this often
         self.calls = CallRunner(self)
         self.oauth = OAuthSignIn(self)  # sign-in of http and sse servers; where their tokens are kept
 
@@ -237,11 +238,21 @@ class McpManager:
         return [s.status() for s in self._servers.values()]
 
     def _on_log(self, server: _Server, log: Any, params: Any) -> None:
-        """A server's log notification goes to its log file; an error (or worse) is also said to the user."""
+        """A server's log notification goes to its log file; an error (or worse) is also said to the user, at
+        most once per `log_notice_every_s` per server, with how many came meanwhile (a server that logs errors
+        all the time must not fill the screen)."""
         log_line(log, params)
-        if str(params.level) in ERROR_LOG_LEVELS:
-            self.notice("warning", f"MCP server '{server.name}' logged an error: {log_summary(params)} "
-                                   f"(see {server.log_path})", key=f"log:{server.name}")
+        if str(params.level) not in ERROR_LOG_LEVELS:
+            return
+        now = time.monotonic()
+        if server.log_said_at is not None and now - server.log_said_at < self.log_notice_every_s:
+            server.log_unsaid += 1
+            return
+        more = server.log_unsaid
+        what = f"logged {more + 1} errors since it last said one; the latest" if more else "logged an error"
+        server.log_said_at, server.log_unsaid = now, 0
+        self.notice("warning", f"MCP server '{server.name}' {what}: {log_summary(params)} (see {server.log_path})",
+                    key=f"log:{server.name}")
 
     def notice(self, level: str, text: str, key: str | None = None) -> None:
         """Queue a notice for the user; one with the same `key` still waiting is replaced (said once)."""

@@ -34,16 +34,17 @@ class CallRunner:
         self.manager = manager
         self._queue: queue.SimpleQueue[tuple[str, Any]] | None = None
 
-    def run(self, server: _Server, remote: str, args: dict[str, Any], ctx: "ToolContext | None") -> dict[str, Any]:
+    def run(self, server: _Server, remote: str, args: dict[str, Any], ctx: "ToolContext | None",
+            retried: bool = False) -> dict[str, Any]:
         conn, timeout = server.conn, server.settings.call_timeout_s
         q: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             q.put(("progress", progress_text(done, total, message)))
 
+        self._queue = q  # before the call starts: the server may ask for input at once
         future = asyncio.run_coroutine_threadsafe(conn.call(remote, args, timeout, progress), self.manager.loop)
         future.add_done_callback(lambda _: q.put(("done", None)))
-        self._queue = q
         try:
             result = self._wait(future, q, ctx, timeout + GRACE_S)
         except concurrent.futures.TimeoutError:
@@ -53,6 +54,8 @@ class CallRunner:
             future.cancel()
             raise
         except Exception as exc:  # noqa: BLE001 - every failure becomes a result the model can read
+            if not retried and self._links_opened(exc):  # the server asked for them first: the call goes again
+                return self.run(server, remote, args, ctx, retried=True)
             raise self._failure(server, remote, exc, timeout) from None
         finally:
             self._queue = None
@@ -108,6 +111,10 @@ class CallRunner:
                              f"taken effect. See {server.log_path}")
         if isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT:
             return ToolError(self._timed_out(server, remote, timeout))
+        if links := url_elicitations(exc):
+            wanted = "; ".join(f"{link.url} ({link.message})" for link in links)
+            return ToolError(f"{remote} on MCP server '{server.name}' did not run: it needs the user to open "
+                             f"{wanted} first, and that was not done. Ask the user to open it, then call again.")
         if isinstance(exc, MCPError):
             return ToolError(f"{remote} on MCP server '{server.name}' failed: {exc.error.message} "
                              f"(JSON-RPC error {exc.code})")
@@ -121,6 +128,21 @@ class CallRunner:
     def _timed_out(server: _Server, remote: str, timeout: float) -> str:
         return (f"{remote} on MCP server '{server.name}' did not answer within {timeout:g} s; the call was cancelled "
                 "and the server keeps running (raise call_timeout_s in its config for longer calls)")
+
+    def _links_opened(self, exc: Exception) -> bool:
+        """A call refused until the user opens links (JSON-RPC -32042, URL elicitation required): asked here, on
+        the main thread, as a server's request for input would be. True when the user opened every one."""
+        links = url_elicitations(exc)
+        if not links or self.manager.elicit is None:
+            return False
+        for link in links:
+            try:
+                answer = self.manager.elicit(link)
+            except Exception:  # noqa: BLE001 - a broken form opens nothing
+                return False
+            if getattr(answer, "action", None) != "accept":
+                return False
+        return True
 
     # ---- a server's request for user input, answered on the main thread ------------------------------
     async def elicit_on_main(self, params: Any) -> Any:
@@ -141,6 +163,20 @@ class CallRunner:
         except Exception:  # noqa: BLE001 - a broken form declines; the call goes on
             result = None
         reply.set_result(result if result is not None else types.ElicitResult(action="decline"))
+
+
+def url_elicitations(exc: BaseException) -> list[Any]:
+    """The links (ElicitRequestURLParams) a call's JSON-RPC -32042 error asks the user to open; [] otherwise."""
+    from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+    from mcp_types import URL_ELICITATION_REQUIRED
+    from pydantic import ValidationError
+
+    if not isinstance(exc, MCPError) or exc.code != URL_ELICITATION_REQUIRED:
+        return []
+    try:
+        return list(UrlElicitationRequiredError.from_error(exc.error).elicitations)
+    except (ValidationError, ValueError, TypeError, AttributeError):
+        return []
 
 
 def keep_image(image: dict[str, str], folder: "Path | None") -> dict[str, str]:

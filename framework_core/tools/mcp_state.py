@@ -17,6 +17,7 @@ BACKOFF_S = (1.0, 3.0, 9.0)  # waits before each restart after a lost connection
 STABLE_S = 60.0  # a server up this long has its failures forgiven
 RETRY_AFTER_S = 30.0  # a failed server is tried again by a call this long after it failed
 INSTRUCTIONS_MAX = 2_000  # characters of one server's instructions in the system prompt
+LOG_NOTICE_EVERY_S = 60.0  # a server's logged errors are said to the user at most this often
 
 
 @dataclass
@@ -52,6 +53,8 @@ class _Server:
         self.started_at = self.ready_at = self.failed_at = 0.0
         self.last_http: tuple[int, str] | None = None
         self.oauth_error: str | None = None  # why the last OAuth sign-in failed (see mcp_oauth)
+        self.log_said_at: float | None = None  # when a logged error of the server was last said
+        self.log_unsaid = 0  # logged errors since then, only in the log
 
     def up(self) -> None:
         self.state, self.error, self.ever_ready, self.ready_at = "ready", None, True, time.monotonic()
@@ -100,8 +103,9 @@ def describe(exc: BaseException, server: _Server | None = None) -> str:
         said = last_log_line(server.log_path)
         if said and said.startswith("bwrap: execvp") and "No such file" in said:  # started in the sandbox
             return f"command not found: {server.settings.command} (install it, or fix the server's command)"
-        ended = "the server's process exited" if server.settings.transport == "stdio" else "the connection closed"
-        return f"{ended}" + (f"; its last words: {said}" if said else "")
+        if server.settings.transport != "stdio":  # its log holds its log messages, not words about its end
+            return "the connection closed"
+        return "the server's process exited" + (f"; its last words: {said}" if said else "")
     if name in ("ConnectError", "ConnectTimeout") and server is not None and server.settings.url:
         return f"cannot connect to {server.settings.url} ({text or name}); is the server running?"
     if server is not None and server.last_http and "error response" in text:

@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -351,3 +352,38 @@ def test_a_restart_is_said_once(tmp_path: Path) -> None:
         mgr.close()
     assert said == ["MCP server 'cases' stopped (the server's process exited) and was restarted; what it held in "
                     "memory is gone"]
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Iterator[McpManager]:
+    """A cases server of the test's own (its state is the test's)."""
+    mgr = McpManager({"cases": McpServerSettings(command=sys.executable, args=[CASES])}, ToolRegistry(),
+                     tmp_path / "logs", tmp_path)
+    mgr.start()
+    assert mgr.wait_ready(60) == [], mgr.status()
+    yield mgr
+    mgr.close()
+
+
+def test_a_burst_of_logged_errors_is_said_once(fresh: McpManager) -> None:
+    log, said = status(fresh).log_path, []
+    for n in range(1, 4):  # each notice taken as it comes, as the REPL says it at once
+        fresh.call("cases", "log_error", {})
+        wait_for(lambda: log.read_text().count("[error] cases:") == n, 10, f"{n} error(s) in the log")
+        said += [text for _, text in fresh.take_notices() if "logged" in text]
+    assert said == [f"MCP server 'cases' logged an error: the disk is on fire (see {log})"]
+
+
+def test_errors_logged_while_quiet_are_counted_in_the_next_notice(fresh: McpManager) -> None:
+    fresh.log_notice_every_s = 0.5
+    for _ in range(3):
+        fresh.call("cases", "log_error", {})
+    log = status(fresh).log_path
+    wait_for(lambda: log.read_text().count("[error] cases:") == 3, 10, "three errors in the log")
+    fresh.take_notices()
+    said = time.monotonic()
+    wait_for(lambda: time.monotonic() - said > 0.5, 5, "the quiet interval")
+    fresh.call("cases", "log_error", {})
+    wait_for(fresh.has_notices, 10, "the next notice")
+    assert fresh.take_notices() == [("warning", "MCP server 'cases' logged 3 errors since it last said one; the "
+                                                f"latest: the disk is on fire (see {log})")]

@@ -200,3 +200,21 @@ def test_sdk_log_lines_go_to_the_log_not_the_screen(tmp_path: Path, capfd: pytes
         proc.wait(10)
         mgr.close()  # terminating the session with a dead server makes the SDK log a warning
     assert "Session termination failed" not in capfd.readouterr().err
+
+
+def test_a_lost_http_server_is_not_quoted_from_its_log(tmp_path: Path) -> None:
+    """An http server's log file holds its log messages (not its stderr): the last one is not why it went."""
+    from framework_core.errors import ToolError
+
+    port = free_port()
+    with served([CASES, "--http", str(port)], port) as proc:
+        mgr = started(tmp_path, McpServerSettings(type="http", url=f"http://127.0.0.1:{port}/mcp"))
+        try:
+            mgr.call("remote", "echo", {"text": "logged"})  # the server logs "echo called with 'logged'"
+            proc.terminate()
+            proc.wait(10)
+            with pytest.raises(ToolError) as err:
+                mgr.call("remote", "echo", {"text": "gone"})
+        finally:
+            mgr.close()
+    assert "echo called" not in str(err.value)

@@ -3,9 +3,11 @@ on this machine already: nothing is downloaded by the tests (npx --offline); oth
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -109,3 +111,67 @@ def test_filesystem_media_file_is_an_image_not_base64_text(reference, tmp_path: 
     mgr, ws = reference
     out = mgr.call("fs", "read_media_file", {"path": str(ws / "pic.png")}, ctx(tmp_path))
     assert (len(out.get("images", [])), "iVBOR" in out["content"]) == (1, False)
+
+
+@dataclass
+class Asking:
+    mgr: McpManager
+    lines: list[str]  # what the user types at the form's questions, in order
+    key: str = "y"  # the answer to "Answer it?"
+
+
+@pytest.fixture(scope="module")
+def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Asking]:
+    """server-everything with LACA's terminal form answering its requests for input from scripted lines."""
+    import io
+
+    from rich.console import Console
+
+    from framework_core.ui.elicit_form import answer_form
+
+    why = offline(EVERYTHING)
+    if why:
+        pytest.skip(why)
+    ws = tmp_path_factory.mktemp("ws").resolve()
+    mgr = McpManager({"everything": npx(EVERYTHING, call_timeout_s=30)}, ToolRegistry(),
+                     tmp_path_factory.mktemp("logs"), ws)
+    rig = Asking(mgr, [])
+    mgr.elicit = lambda params: answer_form(params, Console(file=io.StringIO()), lambda *a, **k: rig.key,
+                                            lambda prompt: rig.lines.pop(0) if rig.lines else "")
+    mgr.start()
+    assert mgr.wait_ready(90) == [], mgr.status()
+    yield rig
+    mgr.close()
+
+
+def test_everything_url_elicitation_is_asked_and_completed(asking: Asking) -> None:
+    asking.key = "y"
+    out = asking.mgr.call("everything", "trigger-url-elicitation", {"url": "https://example.com/sign", "message": "Sign"})
+    assert "User completed the URL elicitation flow" in out["content"]
+
+
+def test_everything_form_takes_titled_and_several_choices(asking: Asking) -> None:
+    asking.key = "y"
+    asking.lines[:] = ["Ada"] + [""] * 8 + ["Piano,Drums", "Wonder Woman", "Salmon, Trout", "Dogs"]
+    raw = asking.mgr.call("everything", "trigger-elicitation-request", {})["content"].split("Raw result:", 1)[1]
+    content = json.loads(raw)["content"]
+    assert [content[k] for k in ("untitledMultipleSelectEnum", "titledSingleSelectEnum", "titledMultipleSelectEnum",
+                                 "legacyTitledEnum")] == [["Piano", "Drums"], "hero-3", ["fish-2", "fish-3"], "pet-2"]
+
+
+def test_everything_link_required_first_is_asked_and_the_call_goes_again(asking: Asking) -> None:
+    """JSON-RPC -32042: the server wants a link opened before the call; once the user has, the call is repeated."""
+    asking.key = "y"
+    out = asking.mgr.call("everything", "trigger-url-elicitation",
+                          {"url": "https://example.com/first", "message": "Sign", "errorPath": True})
+    assert "User completed the URL elicitation flow" in out["content"]
+
+
+def test_everything_link_required_and_declined_is_named_to_the_model(asking: Asking) -> None:
+    from framework_core.errors import ToolError
+
+    asking.key = "n"
+    with pytest.raises(ToolError) as err:
+        asking.mgr.call("everything", "trigger-url-elicitation",
+                        {"url": "https://example.com/second", "message": "Sign", "errorPath": True})
+    assert "needs the user to open https://modelcontextprotocol.io" in str(err.value)

@@ -59,6 +59,45 @@ def test_n_declines_and_ctrl_c_cancels() -> None:
     assert answer_form(Params(), Console(file=io.StringIO()), interrupted, input).action == "cancel"
 
 
+# The choice fields of the spec's elicitation schema, as server-everything's form asks them.
+CHOICES = {"type": "object", "properties": {
+    "hero": {"type": "string", "oneOf": [{"const": "hero-1", "title": "Superman"},
+                                         {"const": "hero-2", "title": "Wonder Woman"}], "default": "hero-1"},
+    "pet": {"type": "string", "enum": ["pet-1", "pet-2"], "enumNames": ["Cats", "Dogs"]},
+    "tools": {"type": "array", "minItems": 1, "maxItems": 2,
+              "items": {"type": "string", "enum": ["Guitar", "Piano", "Drums"]}, "default": ["Guitar"]},
+    "fish": {"type": "array", "items": {"anyOf": [{"const": "fish-1", "title": "Tuna"},
+                                                  {"const": "fish-2", "title": "Salmon"}]}},
+    "level": {"type": "integer", "minimum": 1, "maximum": 100},
+}}
+
+
+class ChoiceParams:
+    message = "Pick"
+    requested_schema = CHOICES
+
+
+def test_titled_and_multiple_choices_are_shown_by_title_and_answered_with_their_values() -> None:
+    answers = iter(["Wonder Woman", "2", "1,2,3", "piano, 3", "Tuna,2", "500", "7"])
+    out = io.StringIO()
+    result = answer_form(ChoiceParams(), Console(file=out, width=100), lambda *a, **k: "y",
+                         lambda prompt: next(answers))
+    screen = out.getvalue()
+    assert (result.content, "[2] Wonder Woman" in screen, "choose at most 2" in screen, "at most 100" in screen) == (
+        {"hero": "hero-2", "pet": "pet-2", "tools": ["Piano", "Drums"], "fish": ["fish-1", "fish-2"], "level": 7},
+        True, True, True)
+
+
+def test_a_link_to_open_is_shown_and_accepted() -> None:
+    import mcp_types as types
+
+    params = types.ElicitRequestURLParams(mode="url", url="https://example.com/sign", message="Open this",
+                                          elicitation_id="e1")
+    out = io.StringIO()
+    result = answer_form(params, Console(file=out, width=100), lambda *a, **k: "y", input)
+    assert (result.action, "It asks you to open: https://example.com/sign" in out.getvalue()) == ("accept", True)
+
+
 @pytest.mark.mcp
 def test_the_form_answers_a_real_servers_request(tmp_path: Path) -> None:
     from framework_core.config.models import McpServerSettings
