@@ -52,7 +52,7 @@ def fields_of(schema: dict[str, Any]) -> list[Field]:
     for name, prop in (schema.get("properties") or {}).items():
         prop = prop if isinstance(prop, dict) else {}
         kind = str(prop.get("type") or "string")
-        items = prop.get("items") if isinstance(prop.get("items"), dict) else {}
+        items: dict[str, Any] = prop["items"] if isinstance(prop.get("items"), dict) else {}
         values, labels = _options(items if kind == "array" else prop)
         title = prop.get("title") or name
         if prop.get("description"):
@@ -127,7 +127,9 @@ def parse_value(field: Field, text: str) -> tuple[Any, str | None]:
         return _several(field, text)
     if field.choices:
         value = _choice(field, text)
-        return (value, None) if value is not None else (None, "choose one of: " + ", ".join(field.labels or field.choices))
+        if value is not None:
+            return value, None
+        return None, "choose one of: " + ", ".join(field.labels or field.choices)
     if field.kind == "boolean":
         if text.lower() in ("y", "yes", "true", "1"):
             return True, None

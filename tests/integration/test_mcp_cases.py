@@ -369,7 +369,7 @@ def test_a_burst_of_logged_errors_is_said_once(fresh: McpManager) -> None:
     log, said = status(fresh).log_path, []
     for n in range(1, 4):  # each notice taken as it comes, as the REPL says it at once
         fresh.call("cases", "log_error", {})
-        wait_for(lambda: log.read_text().count("[error] cases:") == n, 10, f"{n} error(s) in the log")
+        wait_for(lambda n=n: log.read_text().count("[error] cases:") == n, 10, f"{n} error(s) in the log")
         said += [text for _, text in fresh.take_notices() if "logged" in text]
     assert said == [f"MCP server 'cases' logged an error: the disk is on fire (see {log})"]
 

@@ -146,7 +146,8 @@ def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Asking]:
 
 def test_everything_url_elicitation_is_asked_and_completed(asking: Asking) -> None:
     asking.key = "y"
-    out = asking.mgr.call("everything", "trigger-url-elicitation", {"url": "https://example.com/sign", "message": "Sign"})
+    out = asking.mgr.call("everything", "trigger-url-elicitation",
+                          {"url": "https://example.com/sign", "message": "Sign"})
     assert "User completed the URL elicitation flow" in out["content"]
 
 
