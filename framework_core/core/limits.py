@@ -49,8 +49,9 @@ def reply_within_window(agent: "Agent", outcome: "TurnOutcome") -> LLMResponse |
         return agent._one_reply(outcome)
     except ContextTooLong as exc:
         note = compact(agent, force=True)
-        agent.events(Notice("warning", f"The conversation no longer fits the model's context window ({exc.status}); "
-                                       f"{note[0].lower() + note[1:]}. Sending it once more."))
+        agent.events(Notice("warning", "The conversation no longer fits the model's context window (the API "
+                                       f"answered HTTP {exc.status}); {note[0].lower() + note[1:]}. Sending it "
+                                       "once more."))
         return agent._one_reply(outcome)
 
 

@@ -93,7 +93,7 @@ def test_a_context_length_error_compacts_and_sends_once_more_on_both_wires(rig: 
                        Reply(text="SUMMARY: three questions."), Reply(text="fits now"))
     outcome = rig.agent.run_turn("question 3")
     assert outcome.text == "fits now" and outcome.error is None
-    assert "no longer fits the model's context window" in notices(rig)
+    assert "no longer fits the model's context window (the API answered HTTP 400)" in notices(rig)
     assert rig.agent.session.messages[0].meta.get("summary") and is_valid(rig.agent.session.messages)
 
 
