@@ -146,7 +146,8 @@ class McpServerSettings(_Model):
                                     "e.g. Authorization: 'Bearer ${MY_TOKEN}'.")
     permission: Literal["always", "ask", "never"] = Field("ask", description="Default for this server's tools.")
     tools: dict[str, Literal["always", "ask", "never"]] = Field(default_factory=dict, description="Per-tool override.")
-    call_timeout_s: float = Field(60.0, gt=0, description="Seconds a call may take before it is cancelled.")
+    call_timeout_s: float = Field(60.0, gt=0, description="Seconds a call may go without an answer or a progress "
+                                  "notification before it is cancelled (progress extends it, up to ten times this).")
     startup_timeout_s: float = Field(60.0, gt=0, description="Seconds to connect and list tools at start.")
     output_budget_chars: int | None = Field(None, gt=500, description="Characters of one result the model receives; "
                                             "unset: teps_settings.output_budget_chars.")

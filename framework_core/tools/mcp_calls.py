@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from framework_core.tools.mcp import McpManager
 
 GRACE_S = 5.0  # beyond the SDK's own request timeout, before the main thread stops waiting
+#: A call that keeps reporting progress may run this many times its `call_timeout_s` in all (the timeout is the
+#: longest silence: each progress notification starts it again, as Claude Code's MCP client does).
+PROGRESS_EXTENDS = 10
 _SDK_CLOSED = "Connection closed"  # the SDK's own message for a connection that ended under a request
 
 
@@ -43,10 +46,11 @@ class CallRunner:
             q.put(("progress", progress_text(done, total, message)))
 
         self._queue = q  # before the call starts: the server may ask for input at once
-        future = asyncio.run_coroutine_threadsafe(conn.call(remote, args, timeout, progress), self.manager.loop)
+        most = timeout * PROGRESS_EXTENDS  # the SDK's bound; the silence between answers is bounded in _wait
+        future = asyncio.run_coroutine_threadsafe(conn.call(remote, args, most, progress), self.manager.loop)
         future.add_done_callback(lambda _: q.put(("done", None)))
         try:
-            result = self._wait(future, q, ctx, timeout + GRACE_S)
+            result = self._wait(future, q, ctx, timeout, most + GRACE_S)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise ToolError(self._timed_out(server, remote, timeout)) from None
@@ -61,10 +65,14 @@ class CallRunner:
             self._queue = None
         return self._result(server, remote, result, ctx)
 
-    def _wait(self, future: Any, q: queue.SimpleQueue[tuple[str, Any]], ctx: "ToolContext | None", limit: float) -> Any:
-        deadline, last = time.monotonic() + limit, ""
+    def _wait(self, future: Any, q: queue.SimpleQueue[tuple[str, Any]], ctx: "ToolContext | None", quiet: float,
+              most: float) -> Any:
+        """The call's result. Raises TimeoutError after `quiet` seconds without progress (a question the user is
+        answering does not count), or after `most` seconds in all."""
+        start = time.monotonic()
+        deadline, last = start + quiet, ""
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = min(deadline, start + most) - time.monotonic()
             if remaining <= 0:
                 raise concurrent.futures.TimeoutError()
             try:
@@ -73,11 +81,14 @@ class CallRunner:
                 continue
             if kind == "done":
                 return future.result()
-            if kind == "progress" and payload != last and ctx is not None and ctx.on_output is not None:
-                ctx.on_output(payload + "\n")
-                last = payload
+            if kind == "progress":
+                deadline = time.monotonic() + quiet
+                if payload != last and ctx is not None and ctx.on_output is not None:
+                    ctx.on_output(payload + "\n")
+                    last = payload
             elif kind == "elicit":
                 self._answer(*payload)
+                deadline = time.monotonic() + quiet
 
     def _result(self, server: _Server, remote: str, result: Any, ctx: "ToolContext | None") -> dict[str, Any]:
         converted = convert(result.content, result.structured_content)
@@ -126,8 +137,9 @@ class CallRunner:
 
     @staticmethod
     def _timed_out(server: _Server, remote: str, timeout: float) -> str:
-        return (f"{remote} on MCP server '{server.name}' did not answer within {timeout:g} s; the call was cancelled "
-                "and the server keeps running (raise call_timeout_s in its config for longer calls)")
+        return (f"{remote} on MCP server '{server.name}' did not answer within {timeout:g} s (progress notifications "
+                f"extend that, up to {timeout * PROGRESS_EXTENDS:g} s in all); the call was cancelled and the server "
+                "keeps running (raise call_timeout_s in its config for longer calls)")
 
     def _links_opened(self, exc: Exception) -> bool:
         """A call refused until the user opens links (JSON-RPC -32042, URL elicitation required): asked here, on

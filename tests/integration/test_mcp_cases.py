@@ -387,3 +387,29 @@ def test_errors_logged_while_quiet_are_counted_in_the_next_notice(fresh: McpMana
     wait_for(fresh.has_notices, 10, "the next notice")
     assert fresh.take_notices() == [("warning", "MCP server 'cases' logged 3 errors since it last said one; the "
                                                 f"latest: the disk is on fire (see {log})")]
+
+
+# ---- progress keeps a long call alive -------------------------------------------------------------------
+@pytest.fixture
+def impatient(tmp_path: Path) -> Iterator[McpManager]:
+    """The cases server with a 1 s call timeout."""
+    mgr = McpManager({"cases": McpServerSettings(command=sys.executable, args=[CASES], call_timeout_s=1)},
+                     ToolRegistry(), tmp_path / "logs", tmp_path)
+    mgr.start()
+    assert mgr.wait_ready(60) == [], mgr.status()
+    yield mgr
+    mgr.close()
+
+
+def test_a_call_that_keeps_reporting_progress_outlives_its_timeout(impatient: McpManager, tmp_path: Path) -> None:
+    ctx, lines = context(tmp_path)
+    out = impatient.call("cases", "slow", {"steps": 5, "delay": 0.5}, ctx)  # 2.5 s, never silent for 1 s
+    assert (out["content"], len(lines)) == ("slow done", 5)
+
+
+def test_a_call_silent_past_its_timeout_is_cancelled_though_it_reported_progress_before(
+        impatient: McpManager, tmp_path: Path) -> None:
+    ctx, _ = context(tmp_path)
+    with pytest.raises(ToolError, match="did not answer within 1 s"):
+        impatient.call("cases", "slow", {"steps": 1, "delay": 4}, ctx)  # one step, then 4 s of silence
+    assert impatient.call("cases", "echo", {"text": "still up"})["content"] == "still up"
