@@ -3,6 +3,7 @@ parameters, the MCP servers' state. Names and descriptions can come from an MCP 
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
@@ -50,14 +51,28 @@ def tool_detail(spec: "ToolSpec | None", name: str, tools: list["ToolSpec"]) -> 
     head.append(f"  ({_origin(spec)}; permission: {_permission(spec)})", style="laca.dim")
     params = Table("parameter", "type", "required", "description", box=None, title="Parameters",
                    title_justify="left")
-    schema = spec.parameters or {}
+    for row in _rows(spec.parameters or {}):
+        params.add_row(*(visible(cell) for cell in row))
+    body = params if params.row_count else Text("No parameters.", style="laca.dim")
+    return Group(head, Text(visible(spec.description.strip())), body)
+
+
+def _rows(schema: dict[str, Any], prefix: str = "", depth: int = 0) -> list[tuple[str, str, str, str]]:
+    """(name, type, required, description) for each parameter; the fields of an object (or of an array's
+    objects) follow it as `name.field` (`name[].field`), three levels deep at most."""
+    rows = []
     required = set(schema.get("required") or [])
     for pname, prop in (schema.get("properties") or {}).items():
         prop = prop if isinstance(prop, dict) else {}
-        params.add_row(visible(str(pname)), visible(_type_of(prop)), "yes" if pname in required else "",
-                       visible(str(prop.get("description") or "")))
-    body = params if params.row_count else Text("No parameters.", style="laca.dim")
-    return Group(head, Text(visible(spec.description.strip())), body)
+        described = str(prop.get("description") or "")
+        if "default" in prop:
+            described += f"{' ' if described else ''}(default: {json.dumps(prop['default'], ensure_ascii=False)})"
+        name = f"{prefix}{pname}"
+        rows.append((name, _type_of(prop), "yes" if pname in required else "", described))
+        inner = prop.get("items") if prop.get("type") == "array" else prop
+        if depth < 2 and isinstance(inner, dict) and isinstance(inner.get("properties"), dict):
+            rows += _rows(inner, f"{name}[]." if inner is not prop else f"{name}.", depth + 1)
+    return rows
 
 
 def _type_of(prop: dict[str, Any]) -> str:

@@ -75,3 +75,21 @@ def test_tools_table_keeps_names_whole_and_cuts_descriptions_with_an_ellipsis() 
         rows = [line for line in buf.getvalue().splitlines() if line.strip().startswith(("executeBash", "readFile"))]
         assert rows and all("executeBashCommand " in r or "readFile " in r for r in rows)
         assert all(r.rstrip().endswith("…") for r in rows)  # a cut description says so
+
+
+def test_tool_detail_shows_defaults_and_the_fields_of_nested_objects() -> None:
+    from framework_core.tools.base import ToolSpec
+    from framework_core.ui.tool_view import tool_detail
+
+    schema = {"type": "object", "required": ["items"], "properties": {
+        "limit": {"type": "integer", "description": "How many.", "default": 10},
+        "items": {"type": "array", "items": {"type": "object", "required": ["id"], "properties": {
+            "id": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}}},
+        "options": {"type": "object", "properties": {"deep": {"type": "boolean", "default": False}}}}}
+    spec = ToolSpec("mcp__x__put", "Put items.", schema, lambda ctx, p: {})
+    buf = io.StringIO()
+    Console(file=buf, width=120).print(tool_detail(spec, spec.name, [spec]))
+    rows = {line.split()[0]: line for line in buf.getvalue().splitlines() if line.startswith(" ")}
+    assert "How many. (default: 10)" in rows["limit"] and "array of object" in rows["items"]
+    assert "yes" in rows["items[].id"] and "array of string" in rows["items[].tags"]
+    assert "(default: false)" in rows["options.deep"]
