@@ -48,3 +48,33 @@ def test_questions_one_after_another_each_get_the_terminal_at_once(terminal: tup
                 break
             watcher.resume()
     assert (waited_at, bytes(watcher.typed)) == (None, b"")
+
+
+
+def end_turn(watcher: EscWatcher, ended: threading.Event) -> None:
+    watcher.__exit__(None, None, None)
+    ended.set()
+
+
+def test_the_turn_ends_at_once_after_a_question_took_its_key(terminal: tuple[int, int]) -> None:
+    """The prompt after the turn waits for the watcher to stop: it must not wait for a key."""
+    keyboard, program = terminal
+    waited_at = None
+    for n in range(QUESTIONS // 5):  # turns of one question each
+        watcher = EscWatcher(on_esc=lambda: None)
+        ended = threading.Event()
+        watcher.__enter__()
+        watcher.pause()
+        os.write(keyboard, b"y\r")
+        select.select([program], [], [])
+        os.read(program, 16)
+        watcher.resume()
+        ending = threading.Thread(target=end_turn, args=(watcher, ended), daemon=True)
+        ending.start()
+        ending.join(3.0)  # the watcher's thread is given one second to stop
+        if not ended.is_set():
+            waited_at = n
+            os.write(keyboard, b"x")
+            ending.join()
+            break
+    assert waited_at is None
