@@ -93,7 +93,6 @@ def ask_key(message: Any, choices: str, *, default: str | None = None, guard_s: 
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
 
-    flush_terminal_input()
     line = ChoiceLine(choices, default, dict(WORDS) if words is None else words)
     shown_hint = [""]
     help_text = hint or answer_hint(choices, esc=esc is not None)
@@ -168,9 +167,11 @@ def ask_key(message: Any, choices: str, *, default: str | None = None, guard_s: 
         return [("fg:ansiyellow", f"({shown_hint[0]})\n"), *base] if shown_hint[0] else base
 
     session: PromptSession[str] = PromptSession(key_bindings=kb, input=pt_input, output=pt_output)
-    if session.app.input is not None:
-        clear_typeahead(session.app.input)
     with paused_watcher():
+        flush_terminal_input()  # once the watcher is paused: no other reader may be waiting on those keys
+        if session.app.input is not None:
+            clear_typeahead(session.app.input)
+        opened = time.monotonic()
         return session.prompt(shown)
 
 
@@ -272,7 +273,11 @@ class EscWatcher:
         while not self._stop.is_set():
             ready = select.select([self._fd], [], [], 0.05)[0]
             with self._lock:
-                if not ready or self._paused or self._stop.is_set():
+                # Asked again under the lock: a question (which reads while we are paused) may have taken the
+                # key since. A read with nothing to read would wait, holding the lock, for the next key, and
+                # every question and the prompt after the turn with it.
+                if (not ready or self._paused or self._stop.is_set()
+                        or not select.select([self._fd], [], [], 0)[0]):
                     continue
                 try:
                     data = os.read(self._fd, 256)
