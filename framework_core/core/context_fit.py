@@ -101,7 +101,10 @@ def fit_request(agent: "Agent", messages: list[Message], system: str, tools: lis
 
     caps = agent.caps
     window = caps.context_window
-    budget = int(window * (1 - MARGIN)) - (caps.output_tokens or 0) - fixed_tokens(system, tools)
+    fixed = fixed_tokens(system, tools)
+    budget = int(window * (1 - MARGIN)) - (caps.output_tokens or 0) - fixed
+    if budget < window // 4:
+        _say_too_many_tools(agent, fixed, window, tools)
     fitted = fit(messages, max(budget, window // 4))
     parts = [f"{n} {what}" for n, what in ((fitted.shortened, "tool output(s) shortened"),
                                           (fitted.folded, "long tool argument(s) folded"),
@@ -113,3 +116,23 @@ def fit_request(agent: "Agent", messages: list[Message], system: str, tools: lis
         agent.events(Notice("warning", note))
     agent.window_fit_note = note
     return fitted.messages
+
+
+def _say_too_many_tools(agent: "Agent", fixed: int, window: int, tools: list[ToolSchema]) -> None:
+    """The system prompt and the tool definitions alone leave too little of the window: say what to change, once
+    per model and tool set (the request still goes out: the estimate is on the safe side)."""
+    from collections import Counter
+
+    from framework_core.core.events import Notice
+
+    servers = Counter(t.name.split("__")[1] for t in tools if t.name.startswith("mcp__") and t.name.count("__") >= 2)
+    brought = ", ".join(f"{name} {n}" for name, n in servers.most_common(5))
+    note = (f"The system prompt and the {len(tools)} tool definitions take about {fixed:,} tokens of "
+            f"{agent.provider.model}'s {window:,}-token window, leaving too little for the conversation; the "
+            "model may refuse the request. "
+            + (f"MCP servers bring most tools ({brought}): turn some off (disabled: true in their config) or "
+               if servers else "")
+            + "use a model with a larger window (/model), or set its context_window if the profile is wrong.")
+    if note not in agent.said_notes:
+        agent.said_notes.add(note)
+        agent.events(Notice("warning", note))

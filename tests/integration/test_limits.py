@@ -143,3 +143,18 @@ def test_a_switch_during_the_warm_up_wins(rig) -> None:
     rig.agent.set_provider(other)
     thread.join(10)
     assert rig.agent.adapter.config.type == other  # never the old provider's adapter, warmed late
+
+
+def test_tool_definitions_that_leave_no_room_are_said_once_with_what_to_change(rig) -> None:
+    rig.agent.config.llm_settings[rig.agent.provider_name].context_window = 1_500
+    for text in ("one", "two"):
+        rig.server.enqueue(Reply(text="ok"))
+        rig.agent.run_turn(text)
+    said = [e.text for e in rig.events if isinstance(e, Notice) and "tool definitions take about" in e.text]
+    assert len(said) == 1 and "use a model with a larger window (/model)" in said[0]
+
+
+def test_tool_definitions_are_not_mentioned_when_the_window_has_room(rig) -> None:
+    rig.server.enqueue(Reply(text="ok"))
+    rig.agent.run_turn("hi")
+    assert "tool definitions take about" not in notices(rig)
