@@ -103,7 +103,7 @@ def fit_request(agent: "Agent", messages: list[Message], system: str, tools: lis
     window = caps.context_window
     fixed = fixed_tokens(system, tools)
     budget = int(window * (1 - MARGIN)) - (caps.output_tokens or 0) - fixed
-    if budget < window // 4:
+    if fixed > window // 2:  # the prompt and tools, not the reply's reserve, are what crowd the history out
         _say_too_many_tools(agent, fixed, window, tools)
     fitted = fit(messages, max(budget, window // 4))
     parts = [f"{n} {what}" for n, what in ((fitted.shortened, "tool output(s) shortened"),
