@@ -135,16 +135,6 @@ def test_the_warm_up_builds_the_sdk_client_before_the_first_message(rig) -> None
     assert rig.agent._adapter is not None and rig.agent._adapter._client is not None  # the SDK is imported
 
 
-def test_a_switch_during_the_warm_up_wins(rig) -> None:
-    other = "anthropic" if rig.agent.provider_name == "openai" else "openai"
-    rig.agent.config.llm_settings[other] = rig.agent.config.llm_settings[rig.agent.provider_name].model_copy(
-        update={"type": other})
-    thread = rig.agent.warm_up()
-    rig.agent.set_provider(other)
-    thread.join(10)
-    assert rig.agent.adapter.config.type == other  # never the old provider's adapter, warmed late
-
-
 def test_tool_definitions_that_leave_no_room_are_said_once_with_what_to_change(rig) -> None:
     rig.agent.config.llm_settings[rig.agent.provider_name].context_window = 1_500
     for text in ("one", "two"):
