@@ -20,11 +20,18 @@ if TYPE_CHECKING:
 Keys = Sequence["str | int"]
 
 
-def yaml_syntax(path: "Path", exc: Exception) -> ConfigError:
-    """A YAML parser or constructor error, at the line of its mark."""
+def yaml_syntax(path: "Path", exc: Exception, text: str | None = None) -> ConfigError:
+    """A YAML parser or constructor error, at the line of its mark (`text`: the document, to tell an error at
+    its end, where the line that opened what was left open is the one to name)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    line = mark.line + 1 if mark is not None else None
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context_mark", None)
+    index = getattr(mark, "index", None)
+    if context is not None and text is not None and isinstance(index, int) and index >= len(text.rstrip()):
+        # the file ended inside something left open: the line that opened it is the one to fix
+        return ConfigError(f"invalid YAML: {problem} before the file ended. Close what this line opens.",
+                           path=str(path), line=context.line + 1)
+    line = mark.line + 1 if mark is not None else None
     return ConfigError(f"invalid YAML: {problem}. Fix the syntax on that line.", path=str(path), line=line)
 
 

@@ -92,7 +92,7 @@ def parse_yaml(text: str, path: Path, *, max_nodes: int = MAX_NODES) -> YamlDoc:
         try:
             node = loader.get_single_node()
         except yaml.YAMLError as exc:
-            raise yaml_syntax(path, exc) from None
+            raise yaml_syntax(path, exc, text) from None
         if node is None:
             return YamlDoc(path, None, None)
         check_graph(node, path, max_nodes=max_nodes)

@@ -230,3 +230,20 @@ def test_a_broken_rule_file_names_file_line_key_and_problem(tmp_path: Path, name
     with pytest.raises(ConfigError) as err:
         load_rule_file(path)
     assert str(err.value) == f"{path}, {where}: {problem}"
+
+
+def test_a_file_that_ends_inside_something_left_open_names_the_line_that_opened_it(tmp_path: Path) -> None:
+    path = tmp_path / "framework_config.yaml"
+    path.write_text("llm_settings:\n  openai:\n    model: [oops\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, None)
+    assert str(err.value).startswith(f"{path}, line 3: invalid YAML: ") and "before the file ended" in str(err.value)
+
+
+def test_a_syntax_error_inside_the_file_names_its_own_line(tmp_path: Path) -> None:
+    path = tmp_path / "framework_config.yaml"
+    path.write_text("llm_provider: openai\nllm_settings: [a\nb: c\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, None)
+    message = str(err.value)
+    assert message.startswith(f"{path}, line 3: invalid YAML: ") and "Fix the syntax on that line" in message
