@@ -57,8 +57,9 @@ OPTIONS: tuple[Opt, ...] = (
         "command prefix such as 'pytest' or 'npm run test'; tool:NAME for a tool, * in names). Repeatable.",
         "PATTERN", multiple=True),
     Opt("permission_mode", ("--permission-mode",), "Start in this mode: ask (default), accept-edits (file writes "
-        "inside the workspace run without asking) or plan (nothing that changes anything runs).", "MODE",
-        choices=("ask", "accept-edits", "plan", "default", "acceptEdits")),
+        "inside the workspace run without asking), plan (nothing that changes anything runs) or auto (also commands "
+        "that need no network and are not dangerous run without asking, in a complete sandbox, each undoable).",
+        "MODE", choices=("ask", "accept-edits", "plan", "auto", "default", "acceptEdits")),
     Opt("version", ("-v", "--version"), "Print LACA's version and exit."),
 )
 BY_DECL = {decl: opt for opt in OPTIONS for decl in opt.decls}

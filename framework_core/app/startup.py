@@ -308,6 +308,9 @@ def apply_run_options(facade: "Facade", opts: StartOptions, resumed: dict) -> li
         notes.append("Allowed for this run: " + ", ".join(opts.allow))
     if opts.permission_mode:
         facade.set_mode(MODE_ALIASES.get(opts.permission_mode, opts.permission_mode))
+        if facade.mode == "auto" and not facade.auto_ready:
+            notes.append("auto mode: the sandbox here is not complete (it needs bubblewrap, the workspace-write "
+                         "profile, an overlay, and a workspace that is not the home folder), so commands ask")
     if resumed:
         notes += restore_resumed(facade, opts, resumed)
     return notes

@@ -30,13 +30,6 @@ if TYPE_CHECKING:
     from framework_core.tools.mcp import McpManager
 
 MAX_STEPS_PER_TURN = 50
-MODE_NOTES = {
-    "plan": "the user switched to plan mode: nothing that changes anything runs now (reading files and read-only "
-            "commands do). Investigate, then propose a plan and wait for the user to leave plan mode.",
-    "accept-edits": "the user switched to accept-edits mode: file writes inside the workspace run without asking; "
-                    "commands still ask.",
-    "ask": "the user switched to ask mode: anything that changes something asks the user first.",
-}
 
 
 class Agent:
@@ -169,14 +162,15 @@ class Agent:
         return run_user_command(self, command)
 
     def set_mode(self, mode: str) -> None:
-        """ask / accept-edits / plan: how much runs without asking. The model is told with the next message."""
-        from framework_core.teps import MODES
+        """ask / accept-edits / plan / auto: how much runs without asking (the table in core/fate.py). The model
+        is told with the next message."""
+        from framework_core.core.fate import CYCLE, MODES
 
         if mode not in MODES:
-            raise ConfigError(f"unknown mode '{mode}'. Modes: {', '.join(MODES)}")
+            raise ConfigError(f"unknown mode '{mode}'. Modes: {', '.join(CYCLE)}")
         if mode != self.teps.mode:
             self.teps.mode = mode
-            self.note_for_model(MODE_NOTES[mode])
+            self.note_for_model(MODES[mode].note)
 
     def run_turn(self, text: str) -> TurnOutcome:
         outcome = TurnOutcome()

@@ -64,6 +64,7 @@ class ToolCallFinished:
     request: ToolRequest
     result: ToolResult
     duration_s: float
+    note: str = ""  # said on the result line: how it ran when that is news (auto mode: "auto · sandboxed · /undo 1")
 
 
 @dataclass

@@ -48,6 +48,7 @@ class Status:
     context_percent: float
     totals: str  # all tokens so far, and the cost where prices are known
     session_id: str
+    auto_ready: bool = True  # auto mode can run commands without asking (Sandbox.is_complete()); else they ask
 
 
 @dataclass(frozen=True)
@@ -185,11 +186,16 @@ class Facade:
     def set_mode(self, mode: str) -> None:
         self.agent.set_mode(mode)
 
-    def next_mode(self) -> str:
-        """Shift-Tab: ask → accept-edits → plan → ask. Returns the new mode."""
-        from framework_core.teps import MODES
+    @property
+    def auto_ready(self) -> bool:
+        """Auto mode runs commands without asking only in a complete sandbox (Sandbox.is_complete())."""
+        return self.agent.teps.sandbox.is_complete()
 
-        mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+    def next_mode(self) -> str:
+        """Shift-Tab: ask → accept-edits → plan → auto → ask. Returns the new mode."""
+        from framework_core.core.fate import CYCLE
+
+        mode = CYCLE[(CYCLE.index(self.mode) + 1) % len(CYCLE)]
         self.set_mode(mode)
         return mode
 
@@ -336,7 +342,8 @@ class Facade:
             mode=agent.teps.mode, dry_run=agent.teps.dry_run, allow_dangerous=agent.teps.policy.allow_dangerous,
             not_saved=bool(agent.session.write_error), no_api_key=agent.key_problem is not None,
             sandbox=sandbox.describe(), sandbox_active=sandbox.active, context_percent=self._context_percent(),
-            totals=status_total(agent.session.usage, agent.caps.prices), session_id=agent.session.session_id)
+            totals=status_total(agent.session.usage, agent.caps.prices), session_id=agent.session.session_id,
+            auto_ready=self.auto_ready)
 
     def _context_percent(self) -> float:
         """Percent of the window the next request takes (the measure /tokens and compaction use), computed again

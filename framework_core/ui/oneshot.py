@@ -71,6 +71,10 @@ def run_oneshot(opts: "StartOptions", launcher: "Launcher") -> int:
             what = str(event.request.parameters.get("path") or event.request.parameters.get("command") or
                        event.request.tool_name)
             print(f"laca: dry run: {event.request.tool_name} {visible(what)[:200]} shown, not made", file=sys.stderr)
+        if isinstance(event, ToolCallFinished) and event.note:  # an auto-run: said, with how to undo it
+            what = str(event.request.parameters.get("command") or event.request.parameters.get("path") or
+                       event.request.tool_name)
+            print(f"laca: {visible(event.note)}: {visible(' '.join(what.split()))[:200]}", file=sys.stderr)
         if isinstance(event, ToolCallFinished):
             calls.append({"request": event.request.to_dict(), "result": event.result.to_dict(),
                           "duration_s": round(event.duration_s, 3)})
