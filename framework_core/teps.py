@@ -39,19 +39,6 @@ PLAN_DECLINED = ("Not run: the user has LACA in plan mode, where nothing that ch
                  "and read-only commands do). Describe the plan instead; the user leaves plan mode to carry it out.")
 
 
-def _settings(config: "TepsSettings | dict[str, Any] | LoadedConfig | None") -> TepsSettings:
-    if isinstance(config, TepsSettings):
-        return config
-    if isinstance(config, dict) or config is None:
-        return TepsSettings(**(config or {}))
-    return config.config.teps_settings
-
-
-def _given(loaded: "LoadedConfig | None") -> "LoadedConfig":
-    assert loaded is not None  # loaded whenever a part was not given
-    return loaded
-
-
 class BatchInterrupted(KeyboardInterrupt):
     """Ctrl-C during a batch; `results` answers every call of the batch, in order."""
 
@@ -81,17 +68,16 @@ class TEPSEngine:
                  policy: PolicyState | None = None, events: EventSink = discard, audit: AuditSink | None = None,
                  env: dict[str, str] | None = None, sandbox: "Sandbox | None" = None,
                  undo: "UndoStore | None" = None) -> None:
-        from framework_core.core import construct
+        from framework_core.core.construct import teps_parts
         from framework_core.tools.envscrub import scrub_env
 
         self.workspace = (workspace or Path.cwd()).resolve()
-        loaded = None  # TEPSEngine(config) alone: its parts built as the app builds them (core/construct.py)
-        if registry is None or policy is None or sandbox is None or undo is None:
-            loaded = construct.standalone_config(config, self.workspace)
-        self.settings = _settings(config) if loaded is None else loaded.config.teps_settings
-        self.registry = registry if registry is not None else construct.build_registry(_given(loaded))
+        # TEPSEngine(config) alone builds the parts not given as the app builds them (core/construct.py)
+        parts = teps_parts(config, self.workspace, registry=registry, policy=policy, sandbox=sandbox, undo=undo)
+        self.settings = parts.settings
+        self.registry = parts.registry
         self.approver: Approver = approver or DeclineAllApprover()
-        self.policy = policy if policy is not None else construct.build_policy_state(_given(loaded))
+        self.policy = parts.policy
         self.events = events
         self.audit = audit or (lambda record: None)
         self.dry_run = self.settings.dry_run_enabled
@@ -101,16 +87,13 @@ class TEPSEngine:
         self._running_since: float | None = None  # when the call now running started (Ctrl-C reports it)
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.scrub_env_patterns,
                                     self.settings.keep_env)
-        self._built_sandbox = sandbox is None
-        if sandbox is None:
-            sandbox = construct.build_sandbox(_given(loaded))
-            weakref.finalize(self, sandbox.close)  # its runtime folder goes with the engine
-        if undo is None:  # built without a session: undo for this process, in a folder removed with the store
-            undo = construct.build_undo(_given(loaded))
-        self.sandbox = sandbox
-        self.undo = undo
+        self.sandbox = parts.sandbox
+        self.undo = parts.undo
+        self._built_sandbox = parts.built_sandbox
+        if parts.built_sandbox:
+            weakref.finalize(self, parts.sandbox.close)  # its runtime folder goes with the engine
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
-                                   undo=undo, withheld_env=withheld, sandbox=sandbox)
+                                   undo=self.undo, withheld_env=withheld, sandbox=self.sandbox)
 
     def close(self) -> None:
         """Remove the temporary folders of the parts this engine built itself (the app closes its own)."""

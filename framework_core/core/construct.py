@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,3 +119,32 @@ def standalone_config(config: "TepsSettings | dict[str, Any] | LoadedConfig | No
         merged = {**loaded.config.teps_settings.model_dump(), **given}
         loaded.config = loaded.config.model_copy(update={"teps_settings": TepsSettings(**merged)})
     return loaded
+
+
+@dataclass
+class TepsParts:
+    settings: "TepsSettings"
+    registry: "ToolRegistry"
+    policy: "PolicyState"
+    sandbox: "Sandbox"
+    undo: "UndoStore"
+    built_sandbox: bool  # built here: the engine removes its runtime folder
+
+
+def teps_parts(config: "TepsSettings | dict[str, Any] | LoadedConfig | None", workspace: Path, *,
+               registry: "ToolRegistry | None", policy: "PolicyState | None", sandbox: "Sandbox | None",
+               undo: "UndoStore | None") -> TepsParts:
+    """TEPS's parts: those given (the app's wiring gives them all), the rest built here from the config."""
+    from framework_core.config.load import LoadedConfig
+    from framework_core.config.models import TepsSettings
+
+    if registry is not None and policy is not None and sandbox is not None and undo is not None:
+        settings = (config if isinstance(config, TepsSettings) else config.config.teps_settings
+                    if isinstance(config, LoadedConfig) else TepsSettings(**(config or {})))
+        return TepsParts(settings, registry, policy, sandbox, undo, False)
+    loaded = standalone_config(config, workspace)
+    return TepsParts(loaded.config.teps_settings,
+                     registry if registry is not None else build_registry(loaded),
+                     policy if policy is not None else build_policy_state(loaded),
+                     sandbox if sandbox is not None else build_sandbox(loaded),
+                     undo if undo is not None else build_undo(loaded), sandbox is None)
