@@ -91,3 +91,17 @@ def test_yes_with_network_is_not_offered_when_the_policy_gives_the_network(works
     teps, approver, _, _ = engine(workspace, ["n"], mode="ask")
     teps.execute(bash("curl -o x https://example.invalid"))
     assert approver.seen[0].can_network is False
+
+
+def test_auto_still_asks_for_mcp_tools_and_for_declared_tools_that_need_the_network(workspace: Path) -> None:
+    from framework_core.tools.base import ToolSpec
+
+    teps, approver, _, _ = engine(workspace, ["n", "n"])
+    schema = {"type": "object", "properties": {}}
+    teps.registry.register(ToolSpec("srv__fetch", "an MCP tool", schema, lambda args, ctx: {"content": "x"},
+                                    source="mcp:srv", server="srv"))
+    teps.registry.register(ToolSpec("deploy", "a declared CLI tool", schema, lambda args, ctx: {"exit_code": 0},
+                                    source="declared:tools.yaml", network=True, runs_process=True))
+    assert teps.execute(ToolRequest("m", "srv__fetch", {}, "b")).status == "declined_by_user"
+    assert teps.execute(ToolRequest("d", "deploy", {}, "b")).status == "declined_by_user"
+    assert [r.request.request_id for r in approver.seen] == ["m", "d"]
