@@ -105,3 +105,12 @@ def test_auto_still_asks_for_mcp_tools_and_for_declared_tools_that_need_the_netw
     assert teps.execute(ToolRequest("m", "srv__fetch", {}, "b")).status == "declined_by_user"
     assert teps.execute(ToolRequest("d", "deploy", {}, "b")).status == "declined_by_user"
     assert [r.request.request_id for r in approver.seen] == ["m", "d"]
+
+
+def test_auto_writes_a_workspace_file_without_asking_and_says_how_to_undo_it(workspace: Path) -> None:
+    teps, approver, events, _ = engine(workspace)
+    write = ToolRequest("w", "writeFile", {"path": "notes.md", "content": "hi\n"}, "b")
+    assert teps.execute(write).status == "success" and approver.seen == []
+    finished = next(e for e in events if isinstance(e, ToolCallFinished))
+    assert finished.note == "auto · /undo 1"
+    assert teps.undo.revert(1).reverted and not (workspace / "notes.md").exists()
