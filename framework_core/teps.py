@@ -93,7 +93,7 @@ class TEPSEngine:
 
             from framework_core.sandbox.undo_store import UndoStore
 
-            undo = UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), 200 * 1024 * 1024)
+            undo = UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), 200 * 1024 * 1024, workspace=self.workspace)
         self.sandbox = sandbox
         self.undo = undo
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,

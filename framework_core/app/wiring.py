@@ -105,10 +105,10 @@ def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
     limit = loaded.config.sandbox.undo_max_mb * 1024 * 1024
     if session.transcript is not None:
         try:
-            return UndoStore(session.transcript.path.with_suffix(".undo"), limit)
+            return UndoStore(session.transcript.path.with_suffix(".undo"), limit, workspace=loaded.workspace)
         except OSError:
             pass  # a read-only or full data dir: undo for this run only
-    return UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), limit)
+    return UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), limit, workspace=loaded.workspace)
 
 
 def context_roots(loaded: LoadedConfig) -> list[Path]:
