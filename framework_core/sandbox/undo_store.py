@@ -56,8 +56,9 @@ class UndoEntry:
                       link: bool = False) -> NodeState:
         """Save what is at `path` now; `whole` saves a folder with everything in it (except `keep` paths).
 
-        `link=True` saves a file by hard link instead of a copy (free); only for a caller that then
-        replaces or removes the path rather than writing into it, so the saved inode never changes."""
+        `link=True` saves a file by hard link instead of a copy (read once for its digest, never written);
+        only for a caller that then replaces or removes the path rather than writing into it, so the saved
+        inode never changes (if it does, its digest no longer matches and /undo refuses it)."""
         path = os.fspath(path)
         try:
             st = os.lstat(path)
@@ -83,12 +84,12 @@ class UndoEntry:
         if state.kind != "file":
             return Saved(rel, state)
         blobs = self.dir / "blobs"
-        if self._blobs == 0:
-            blobs.mkdir(parents=True, exist_ok=True)
         self._blobs += 1
         blob = str(self._blobs)
         target = blobs / blob
         try:
+            if self._blobs == 1:
+                blobs.mkdir(parents=True, exist_ok=True)
             linked = False
             if link and nlink == 1:
                 try:
@@ -112,12 +113,14 @@ class UndoEntry:
                 if self._blobs:
                     _fsync_dir(self.dir / "blobs")
                 self._write("applying")
+                _fsync_dir(self.store.root)  # the entry's folder itself
             except OSError as exc:
                 raise UndoError(f"cannot write the undo record in {self.dir}: {exc.strerror or exc}") from exc
 
     def commit(self) -> str | None:
         """Record every path's post-image and keep the entry. Returns a notice when older entries were
-        pruned to stay within the store's size. An entry with nothing saved is dropped."""
+        pruned to stay within the store's size, or when this record could not be completed (the change was
+        made: the notice says so; never raised). An entry with nothing saved is dropped."""
         if self._closed:
             return None
         self._closed = True
@@ -173,8 +176,9 @@ class UndoStore:
         for n, info in enumerate(self.entries(), start=1):
             if info.state == "applying":
                 self._notices.append(
-                    f"The change set of call {n} (`{_short(info.label, 80)}`) was interrupted: {info.landed} of "
-                    f"{plural(info.paths, 'path')} landed; `/undo {n}` restores "
+                    f"The change set of call {n} (`{_short(info.label, 80)}`) was interrupted: "
+                    f"{'?' if info.landed is None else info.landed} of {plural(info.paths, 'path')} landed; "
+                    f"`/undo {n}` restores "
                     + ("it." if n == 1 else f"it (and undoes the {n - 1} newer changes)."))
 
     def _load(self, d: Path) -> None:
@@ -197,7 +201,12 @@ class UndoStore:
         except DamagedEntry as exc:
             self._notices.append(quarantine(d, exc))
             return
-        self._infos[info.id] = replace(info, landed=landed(records)) if info.state == "applying" else info
+        if info.state == "applying":
+            try:
+                info = replace(info, landed=landed(records), paths=len(records))
+            except OSError:  # a path that cannot be looked at: the entry is still there for /undo
+                pass
+        self._infos[info.id] = info
 
     def take_notices(self) -> list[str]:
         """What the start has to say about the store (damaged entries set aside, interrupted applies), once."""
