@@ -257,6 +257,13 @@ def verify_blobs(d: Path, records: list[Record]) -> dict[str, Identity]:
     """Check every saved copy (present, a regular file and not a symlink, readable, the recorded digest)
     before anything is removed; returns each blob's identity, so the restore can tell it is the same file."""
     out: dict[str, Identity] = {}
+    if any(s.blob for rec in records for s in rec.saved):
+        try:
+            blobs_st = os.lstat(d / "blobs")
+        except OSError as exc:
+            raise DamagedEntry(d / "blobs", f"the saved copies are missing ({exc.strerror})") from exc
+        if not stat.S_ISDIR(blobs_st.st_mode):
+            raise DamagedEntry(d / "blobs", "is not a folder (a symlink?): the saved copies cannot be trusted")
     for rec in records:
         for s in rec.saved:
             if s.blob is None:

@@ -270,3 +270,33 @@ def test_an_interrupted_entry_behind_a_newer_one_names_its_number(ws: Path, tmp_
     notices = store_at(tmp_path, ws).take_notices()
     assert notices == ["The change set of call 2 (`sed -i s/f/F/ docs/notes.txt`) was interrupted: 1 of 1 path "
                        "landed; `/undo 2` restores it (and undoes the 1 newer changes)."]
+
+
+def test_the_model_is_told_what_happened_on_a_full_disk(ws: Path, tmp_path: Path) -> None:
+    from framework_core.config.models import TepsSettings
+    from framework_core.errors import ToolError
+    from framework_core.tools.base import ToolContext
+    from framework_core.tools.builtin import write_handler
+
+    store = store_at(tmp_path, ws, FullDisk)
+    assert isinstance(store, FullDisk)
+    ctx = ToolContext(workspace=ws, settings=TepsSettings(), env={}, undo=store)
+    store.full = True
+    with pytest.raises(ToolError, match="not written: cannot write the undo record .*No space left on device"):
+        write_handler({"path": "docs/notes.txt", "content": "second\n"}, ctx)
+    assert (ws / "docs" / "notes.txt").read_text() == "first\n"
+    store.full, store.full_at_commit = False, True
+    result = write_handler({"path": "docs/notes.txt", "content": "second\n"}, ctx)
+    assert result["status"] == "written successfully" and (ws / "docs" / "notes.txt").read_text() == "second\n"
+    assert "was carried out, but its undo record could not be completed" in result["undo_note"]
+
+
+def test_a_blobs_folder_swapped_for_a_symlink_is_refused(ws: Path, tmp_path: Path, decoy: Path) -> None:
+    store = store_at(tmp_path, ws)
+    entry_id = written(store, ws / "docs" / "notes.txt", b"second\n")
+    blobs = tmp_path / "undo" / entry_id / "blobs"
+    os.rename(blobs, decoy.parent / "blobs")
+    blobs.symlink_to(decoy.parent / "blobs")
+    result = store.revert()
+    assert result.refused and "is not a folder (a symlink?)" in result.errors[0]
+    assert (ws / "docs" / "notes.txt").read_text() == "second\n"
