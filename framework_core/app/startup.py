@@ -188,7 +188,7 @@ class AppLauncher:
         skipped = prepared.loaded.trust.skipped_line(prepared.loaded.workspace) if self.one_shot else None
         parts = build_agent(prepared.loaded, events=events, approver=approver, session=prepared.session,
                             start_mcp=not opts.no_mcp, elicit=elicit)
-        notes: list[Any] = prepared.warnings + ([skipped] if skipped else [])
+        notes: list[Any] = prepared.warnings + ([skipped] if skipped else []) + parts.facade.undo_notices()
         notes += apply_run_options(parts.facade, opts, prepared.resumed)
         if not self.one_shot:  # -p prints only the answer on stdout; the REPL shows where the session left off
             notes += [(line, "laca.dim") for line in prepared.recap]

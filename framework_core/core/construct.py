@@ -94,11 +94,11 @@ def build_undo(loaded: "LoadedConfig", folder: Path | None = None) -> "UndoStore
     limit = loaded.config.sandbox.undo_max_mb * 1024 * 1024
     if folder is not None:
         try:
-            return UndoStore(folder, limit)
+            return UndoStore(folder, limit, workspace=loaded.workspace)
         except OSError:
             pass  # a read-only or full data dir: undo for this run only
     temp = tempfile.mkdtemp(prefix="laca-undo-")
-    store = UndoStore(temp, limit)
+    store = UndoStore(temp, limit, workspace=loaded.workspace)
     weakref.finalize(store, shutil.rmtree, temp, True)
     return store
 

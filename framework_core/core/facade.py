@@ -246,6 +246,10 @@ class Facade:
         """What /undo can revert, newest first."""
         return self.agent.teps.undo.entries()
 
+    def undo_notices(self) -> list[str]:
+        """What the undo store found at start (damaged records set aside, interrupted applies), said once."""
+        return self.agent.teps.undo.take_notices()
+
     def undo(self, count: int, *, force: bool = False) -> "RevertResult":
         return self.agent.teps.undo.revert(count, force=force)
 

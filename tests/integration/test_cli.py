@@ -217,3 +217,23 @@ def test_resume_without_id_lists_sessions(workspace: Path, server: FakeOpenAISer
     r = laca("--resume", sid, "-p", "again", cwd=workspace, env=env)
     assert r.returncode == 0 and "resumed" in r.stdout
     assert any("a memorable question" in (m.get("content") or "") for m in server.sent_messages())
+
+
+@pytest.mark.parametrize("damage", ["non-numeric id", "truncated"])
+def test_continue_starts_over_a_damaged_undo_record_and_says_so(
+        damage: str, workspace: Path, server: FakeOpenAIServer, isolated_env: Path) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url, "XDG_DATA_HOME": str(isolated_env / "d")}
+    write = ToolCallSpec("writeFile", {"path": "a.txt", "content": "new\n", "icerc_full_text": "Intent: write"})
+    server.enqueue(Reply(text="Writing.", tool_calls=[write]), Reply(text="Written."), Reply(text="Again."))
+    (workspace / "a.txt").write_text("old\n")
+    first = laca("--permission-mode", "accept-edits", "-p", "write a.txt", cwd=workspace, env=env)
+    assert (workspace / "a.txt").read_text() == "new\n", first.stderr
+    [info] = (isolated_env / "d").rglob("*.undo/000001/info.json")
+    if damage == "truncated":
+        info.write_text(info.read_text()[:20])
+    else:
+        info.write_text(json.dumps({**json.loads(info.read_text()), "id": "not-a-number"}))
+    again = laca("-c", "-p", "again", cwd=workspace, env=env)
+    assert again.returncode == 0 and "Again." in again.stdout, again.stderr
+    assert "An undo record is damaged" in again.stderr and str(info) in again.stderr
+    assert "Traceback" not in again.stderr and list(info.parent.parent.glob("000001.damaged-*"))
