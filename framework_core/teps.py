@@ -99,6 +99,18 @@ class TEPSEngine:
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
                                    undo=undo, withheld_env=withheld, sandbox=sandbox)
 
+    def warm_up(self) -> None:
+        """Do now what the first call would otherwise pay for: the policy's parser and program table, the tools'
+        argument validators and the sandbox's probe of this machine. Called in the background while the user
+        types, so the first call costs what the tenth does."""
+        from framework_core.policy.classifier import classify_command
+
+        classify_command("ls -la")
+        for spec in self.registry.all():
+            spec.validator  # noqa: B018 - compiles the schema once
+        if self.sandbox is not None:
+            self.sandbox.report  # noqa: B018 - probes bubblewrap once
+
     # ---- the stable entry point (docs/ARCHITECTURE.md) --------------------------------------
 
     def execute_tool(self, tool_request: dict[str, Any]) -> dict[str, Any]:

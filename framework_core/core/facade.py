@@ -172,10 +172,10 @@ class Facade:
     def set_persona(self, persona_id: str) -> None:
         self.agent.set_persona(persona_id)
 
-    def warm_up(self) -> None:
-        """Import the provider's SDK in the background (nothing to do without a key)."""
-        if self.agent.key_problem is None:
-            self.agent.warm_up()
+    def warm_up(self, *, provider: bool = True) -> None:
+        """Get the tools ready in the background and, with `provider`, import the provider's SDK (see
+        `Agent.warm_up`)."""
+        self.agent.warm_up(provider=provider)
 
     # ---- modes ------------------------------------------------------------------------------------
     @property

@@ -55,7 +55,7 @@ def run_repl(opts: "StartOptions", launcher: "Launcher") -> int:
                                          elicit=elicitor(console, renderer.pause))  # no key: it opens and says so
         renderer.screen_lines = started.facade.screen_output_lines
         renderer.code_theme = started.facade.ui.code_theme
-        started.facade.warm_up()
+        started.facade.warm_up(provider=False)  # the SDK waits for the first key: see Repl.warm_provider
         return started
 
     repl = Repl(None, console, renderer, boot=Boot(opts, build), launcher=launcher)
@@ -103,6 +103,7 @@ class Repl:
         self.pastes = Pastes()  # long pastes shown collapsed in the input box
         self.typed_meanwhile = ""
         self.queued: list[str] = []  # lines typed with Enter while a turn ran: sent next, in order
+        self._provider_warmed = False
 
     @property
     def commands(self) -> Any:
@@ -195,10 +196,20 @@ class Repl:
                 key_bindings=repl_bindings(self, self.pastes), bottom_toolbar=self._toolbar,
                 enable_history_search=False, **self._pt_io)
             quick_escape(self._session.app)
+            self._session.default_buffer.on_text_changed += self.warm_provider
             from framework_core.ui.idle_notices import watch_idle_notices
 
             watch_idle_notices(self._session.app, lambda: self._facade, self.renderer)  # MCP news while idle
         return self._session
+
+    def warm_provider(self, *_: Any) -> None:
+        """Import the provider's SDK in the background once the user starts typing (or a message is waiting):
+        it is most of LACA's memory, so an idle prompt does without it, and typing a message takes longer
+        than the import."""
+        if self._provider_warmed or self._facade is None:
+            return
+        self._provider_warmed = True
+        self._facade.warm_up(provider=True)
 
     def _toolbar(self) -> Any:
         from framework_core.ui.statusline import status_fragments
@@ -227,6 +238,7 @@ class Repl:
         if self.pending_input is None and self.queued:
             self.pending_input = self.queued.pop(0)
         if self.pending_input is not None:
+            self.warm_provider()
             text, self.pending_input = self.pending_input, None
             self.console.print(Text(f"{self.facade.persona}> ", style="bold") + Text(text))
             return text
