@@ -102,7 +102,6 @@ class Repl:
 
         self.pastes = Pastes()  # long pastes shown collapsed in the input box
         self.typed_meanwhile = ""
-        self.queued: list[str] = []  # lines typed with Enter while a turn ran: sent next, in order
         self._provider_warmed = False
 
     @property
@@ -235,8 +234,6 @@ class Repl:
         return FormattedText(parts)
 
     def read(self) -> str:
-        if self.pending_input is None and self.queued:
-            self.pending_input = self.queued.pop(0)
         if self.pending_input is not None:
             self.warm_provider()
             text, self.pending_input = self.pending_input, None
@@ -373,24 +370,20 @@ class Repl:
         from framework_core.ui.more_commands import notify_done
 
         started = time.monotonic()
-        stopped = True
         watcher = EscWatcher()
         try:
             with watcher:  # Esc stops the reply or the command, as Ctrl-C does
-                stopped = self.facade.turn(message).interrupted
+                self.facade.turn(message)
         finally:  # after the watcher stopped reading: a line typed as the turn ends is taken whole
-            self.keep_typed(watcher, send=not stopped)
+            self.keep_typed(watcher)
         notify_done(self.console, started)  # a bell (or a desktop notice) after a long reply
 
-    def keep_typed(self, watcher: Any, *, send: bool = True) -> None:
-        """Keys typed while a turn ran: lines ended with Enter are sent next and the rest waits in the prompt;
-        after a stop (Esc, Ctrl-C) nothing is sent: all of it waits in the prompt."""
+    def keep_typed(self, watcher: Any) -> None:
+        """Keys typed while a turn ran wait in the next prompt as an editable draft, Enters included: nothing
+        typed before that prompt was drawn is ever sent, so a "y" and Enter typed while the model thinks can
+        never reach it as an answer to whatever it asked last."""
         lines, rest = watcher.take_text()
-        if send:
-            self.queued += lines
-            self.typed_meanwhile = rest
-        else:
-            self.typed_meanwhile = "\n".join([*lines, rest]).strip("\n")
+        self.typed_meanwhile = "\n".join([*lines, rest]).strip("\n")
 
     def shell(self, command: str) -> None:
         """`!cmd`: run a command yourself, in the sandbox (Esc or Ctrl-C stops it)."""
