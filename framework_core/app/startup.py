@@ -247,8 +247,11 @@ def find_session_by_prefix(data: Path, wanted: str) -> Path:
     exact = sessions_dir(data) / f"{wanted}.jsonl"
     if exact.is_file():
         return exact
+    from framework_core.core.session import session_uuid
+
     ids = [s.session_id for s in list_sessions(data)]
-    matches = [i for i in ids if i.startswith(wanted)] or [i for i in ids if i.endswith(wanted)]
+    matches = ([i for i in ids if session_uuid(i) == wanted.lower()] or [i for i in ids if i.startswith(wanted)]
+               or [i for i in ids if i.endswith(wanted)])
     if len(matches) == 1:
         return sessions_dir(data) / f"{matches[0]}.jsonl"
     if matches:

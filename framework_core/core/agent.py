@@ -198,6 +198,7 @@ class Agent:
                 if response is None or not after_reply(self, response, outcome):
                     break
             else:
+                outcome.stopped_at_limit = True
                 self.events(Notice("warning", f"Stopped after {MAX_STEPS_PER_TURN} tool rounds in one turn; "
                                               "send a message to let the model continue."))
         except KeyboardInterrupt:

@@ -33,6 +33,13 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
+def session_uuid(session_id: str) -> str:
+    """The session's id as a UUID, for tools written for Claude Code's JSON (`--resume` takes either form)."""
+    import uuid
+
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "laca-session:" + session_id))
+
+
 def sessions_dir(data_dir: Path) -> Path:
     return data_dir / "sessions"
 
