@@ -12,7 +12,7 @@ from rich.text import Text
 
 from framework_core.errors import LacaError
 from framework_core.ui.boot import Boot, peek_persona
-from framework_core.ui.slash import is_command, lookup, near_misses, split
+from framework_core.ui.slash import POINTERS, is_command, lookup, near_misses, split
 
 if TYPE_CHECKING:
     from framework_core.core.facade import Facade
@@ -351,6 +351,9 @@ class Repl:
     def slash(self, text: str) -> None:
         name, arg = split(text)
         cmd = lookup(name)
+        if cmd is None and name in POINTERS:
+            self.console.print(Text(f"/{name}: {POINTERS[name]}", style="laca.dim"))
+            return
         if cmd is None:
             guesses = near_misses(name)
             hint = (f"Did you mean {' or '.join('/' + g for g in guesses)}?" if guesses
