@@ -114,7 +114,7 @@ COMMANDS: list[SlashCommand] = [
 ]
 
 TOPICS = {"session": "Session", "model": "Model and context", "tools": "Tools", "permissions": "Permissions",
-          "custom": "Your commands (.laca/commands/*.md, ~/.config/laca/commands/*.md)"}
+          "custom": "Your commands (.laca/commands, .claude/commands, ~/.config/laca/commands, ~/.claude/commands)"}
 
 
 def custom_slash() -> list[SlashCommand]:

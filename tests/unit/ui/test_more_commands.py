@@ -182,3 +182,16 @@ def test_peers_command_names_work_or_say_which_command_does_it(repl) -> None:
 
         found = lookup(alias)
         assert found is not None and found.name == command
+
+
+def test_claude_code_command_files_work_unchanged(workspace: Path, isolated_env: Path) -> None:
+    claude = workspace / ".claude" / "commands"
+    claude.mkdir(parents=True)
+    (claude / "hello.md").write_text("---\ndescription: Say hello\nargument-hint: NAME\nallowed-tools: Bash(echo:*)\n"
+                                     "---\nSay hello to $ARGUMENTS.\n")
+    user = Path(os.environ["HOME"]) / ".claude" / "commands"
+    user.mkdir(parents=True)
+    (user / "mine.md").write_text("My own command.\n")
+    found = load_commands(workspace)
+    assert found["hello"].description == "Say hello" and found["hello"].expand("Ada") == "Say hello to Ada."
+    assert found["mine"].source == "user"
