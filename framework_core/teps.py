@@ -417,6 +417,10 @@ class TEPSEngine:
         return self._result(req, "declined_by_user", message=INTERRUPTED)
 
     def _finish(self, prep: _Prepared, result: ToolResult, duration: float) -> ToolResult:
+        """Every call's result passes here once: bounded as the model will read it, shown, recorded."""
+        from framework_core.tools.result_budget import bound_result
+
+        result = bound_result(result, self.context.result_budget(), self.context.saver(f"{result.tool_name}-result"))
         self.events(ToolCallFinished(prep.request, result, duration))
         decision = prep.decision
         self.audit({
