@@ -100,6 +100,18 @@ class TEPSEngine:
         if self._built_sandbox:
             self.sandbox.close()
 
+    def warm_up(self) -> None:
+        """Do now what the first call would otherwise pay for: the policy's parser and program table, the tools'
+        argument validators and the sandbox's probe of this machine. Called in the background while the user
+        types, so the first call costs what the tenth does."""
+        from framework_core.policy.classifier import classify_command
+
+        classify_command("ls -la")
+        for spec in self.registry.all():
+            spec.validator  # noqa: B018 - compiles the schema once
+        if self.sandbox is not None:
+            self.sandbox.report  # noqa: B018 - probes bubblewrap once
+
     # ---- the stable entry point (docs/ARCHITECTURE.md) --------------------------------------
 
     def execute_tool(self, tool_request: dict[str, Any]) -> dict[str, Any]:
@@ -379,7 +391,11 @@ class TEPSEngine:
         return self._result(req, "declined_by_user", message=INTERRUPTED)
 
     def _finish(self, prep: _Prepared, result: ToolResult, duration: float) -> ToolResult:
-        """The one place a call's result is final: said on screen, recorded, returned."""
+        """The one place a call's result is final: bounded as the model will read it, said on screen, recorded,
+        returned."""
+        from framework_core.tools.result_budget import bound_result
+
+        result = bound_result(result, self.context.result_budget(), self.context.saver(f"{result.tool_name}-result"))
         self.events(ToolCallFinished(prep.request, result, duration, prep.screen_note))
         decision, fate = prep.decision, prep.fate
         self.audit({

@@ -95,8 +95,10 @@ COMMANDS: tuple[Command, ...] = (
     Command(("config", "show"), "Print the effective config with each value's source (keys masked).", "[--all]", (
         Arg(("--all",), {"action": "store_true", "dest": "all_providers",
                          "help": "List every provider's settings, not only the active one's."}),)),
-    Command(("doctor",), "What the command sandbox can set up on this machine.",
-            details="And the effective sandbox settings."),
+    Command(("doctor",), "What the command sandbox can set up here, and whether the provider works end to end.",
+            details="The sandbox's parts and settings; then the provider, key, address, whether the server answers, "
+            "lists the model, makes a tool call round trip and (for a local server) serves the context window it "
+            "claims. The provider check sends three small requests."),
 )
 NAMES = {command.path[0] for command in COMMANDS}
 

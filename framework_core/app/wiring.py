@@ -98,7 +98,8 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         warnings.append(notice)
     for warning in warnings:
         events(Notice("warning", warning))
-    facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a))
+    facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a),
+                    reopen=lambda a, ref: reopen_session(loaded, a, ref))
     return Parts(agent, facade, warnings)
 
 
@@ -110,18 +111,39 @@ def key_env_vars(loaded: "LoadedConfig") -> list[str]:
     return sorted(names)
 
 
+def reopen_session(loaded: "LoadedConfig", agent: "Agent", ref: str) -> tuple["MessageManager", list[str], dict]:
+    """/resume ID: an earlier session of this workspace, opened to go on (its command output in its own folder).
+    Returns the session, what to say about it, and its last provider, model and persona."""
+    from framework_core.core.session import find_session_by_prefix
+    from framework_core.config.dirs import user_data_dir
+    from framework_core.core.session import resume_session, secrets_in_env
+
+    data = user_data_dir()
+    path = find_session_by_prefix(data, ref)
+    session, loaded_session = resume_session(data, path, secrets_in_env(key_env_vars(loaded)), fork=False)
+    session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
+    _spill_for(loaded, agent, session)
+    return session, loaded_session.warnings, dict(loaded_session.meta)
+
+
+def _spill_for(loaded: "LoadedConfig", agent: "Agent", session: "MessageManager") -> None:
+    """Command output a session saves goes into that session's own folder."""
+    from framework_core.tools import spill
+
+    teps = loaded.config.teps_settings
+    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
+    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
+    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+
+
 def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     """A new session for /clear, started with the agent's provider, model and persona, its command output
     kept in its own folder."""
     from framework_core.config.dirs import user_data_dir
     from framework_core.core.session import open_session, secrets_in_env
-    from framework_core.tools import spill
 
     session = open_session(user_data_dir(), secrets_to_mask=secrets_in_env(key_env_vars(loaded)))
     session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
                    "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
-    teps = loaded.config.teps_settings
-    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
-    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
-    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+    _spill_for(loaded, agent, session)
     return session

@@ -94,10 +94,18 @@ class Agent:
                 self._adapter = create_adapter(self.provider, self.dcm, self.api_key)
             return self._adapter
 
-    def warm_up(self) -> threading.Thread:
-        """Import the provider's SDK and build its client in the background, so the first message does not
-        wait for either. A switch meanwhile wins: the warmed adapter is dropped if it is no longer the one."""
+    def warm_up(self, *, provider: bool = True) -> threading.Thread:
+        """In the background: get the tools ready (the policy, argument validators, the sandbox probe) and, with
+        `provider`, import the provider's SDK and build its client, so the first message and the first call wait
+        for neither. The SDK is the larger part of LACA's memory, so the REPL asks for it once the user starts
+        typing. A switch meanwhile wins: the warmed adapter is dropped if it is no longer the one."""
         def work() -> None:
+            try:
+                self.teps.warm_up()
+            except Exception:
+                pass  # the first call reports problems properly
+            if not provider or self.key_problem is not None:
+                return
             try:
                 adapter = self.adapter
                 with self._adapter_lock:
@@ -184,6 +192,7 @@ class Agent:
                 if response is None or not after_reply(self, response, outcome):
                     break
             else:
+                outcome.stopped_at_limit = True
                 self.events(Notice("warning", f"Stopped after {MAX_STEPS_PER_TURN} tool rounds in one turn; "
                                               "send a message to let the model continue."))
         except KeyboardInterrupt:

@@ -108,3 +108,4 @@ class TurnOutcome:
     interrupted: bool = False
     error: str | None = None
     tool_results: list[ToolResult] = field(default_factory=list)
+    stopped_at_limit: bool = False  # the tool-round limit ended the turn, not the model

@@ -55,7 +55,7 @@ def test_oneshot_text_and_declined_report(workspace: Path, server: FakeOpenAISer
                                                                                         "icerc_full_text": "b"})]),
                    Reply(text="It was declined."))
     r = laca("-p", "make x", cwd=workspace, env=env)
-    assert r.returncode == 0
+    assert r.returncode == 3  # a call declined for want of an approval (the answer is still printed)
     assert "Sure." in r.stdout and "It was declined." in r.stdout
     assert "declined executeBashCommand" in r.stderr and "touch x" in r.stderr
     assert not (workspace / "x").exists()
@@ -181,7 +181,38 @@ def test_config_init_keeps_an_existing_file_unless_forced(workspace: Path, isola
 
 def test_doctor_reads_the_sandbox_flag(workspace: Path) -> None:
     r = laca("--sandbox", "off", "doctor", cwd=workspace)
-    assert r.returncode == 0 and r.stdout.startswith("Sandbox profile: off") and "off by configuration" in r.stdout
+    assert r.stdout.startswith("Sandbox profile: off") and "off by configuration" in r.stdout
+    assert r.returncode == 1 and "✗ API key" in r.stdout and "OPENAI_API_KEY" in r.stdout  # no key: said, not crashed
+
+
+def test_doctor_checks_the_provider_end_to_end(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    server._queue.clear()
+    server.enqueue(Reply(tool_calls=[ToolCallSpec("ping", {"x": 1})]), Reply(text="pong"),
+                   Reply(text="ok", usage=(6_000, 1)))
+    r = laca("--sandbox", "off", "--model", "fake-gpt", "doctor", cwd=workspace, env=env)
+    assert r.returncode == 0, r.stdout
+    for said in ("✓ provider openai", "✓ API key: read from OPENAI_API_KEY", f"✓ address: {server.base_url}",
+                 "✓ the server answers", "✓ model fake-gpt is listed", "✓ a tool call makes the round trip",
+                 "✓ context window: a 6,000-token prompt arrived whole"):
+        assert said in r.stdout
+    assert "k" not in r.stdout.split("API key:")[1].split("\n")[0].replace("OPENAI_API_KEY", "")  # never the key
+
+
+def test_doctor_says_a_local_server_cuts_prompts(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    server._queue.clear()
+    server.enqueue(Reply(tool_calls=[ToolCallSpec("ping", {"x": 1})]), Reply(text="pong"),
+                   Reply(text="ok", usage=(2_048, 1)))
+    r = laca("--sandbox", "off", "--model", "fake-gpt", "doctor", cwd=workspace, env=env)
+    assert r.returncode == 1 and "counted 2,048 prompt tokens" in r.stdout and "num_ctx" in r.stdout
+
+
+def test_doctor_names_a_model_the_server_does_not_list(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    r = laca("--sandbox", "off", "--model", "no-such-model", "doctor", cwd=workspace, env=env)
+    assert r.returncode == 1 and "✗ model no-such-model is not listed by the server" in r.stdout
+    assert "Traceback" not in r.stderr
 
 
 def test_one_shot_flags_reach_the_run(workspace: Path, server: FakeOpenAIServer) -> None:
