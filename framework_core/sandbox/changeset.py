@@ -49,31 +49,62 @@ class Change:
 class ChangeSet:
     upper: Path
     workspace: Path
-    changes: list[Change] = field(default_factory=list)
-    protected: tuple[str, ...] = ()
-    protected_attempts: list[Change] = field(default_factory=list)  # under a control path: never applied
+    changes: list[Change] = field(default_factory=list)  # what lands: data and runs-later, parents first
+    protected: tuple[str, ...] = ()  # kept in place when a folder around them goes
+    protected_attempts: list[Change] = field(default_factory=list)  # control: never applied
     placeholders: list[str] = field(default_factory=list)  # bubblewrap's mount points for missing control paths
     links: dict[int, str] = field(default_factory=dict)  # upper inode -> unchanged workspace file (hard links)
+    control: dict[str, str] = field(default_factory=dict)  # control path -> what it would have done
+    runs_later: dict[str, str] = field(default_factory=dict)  # lands; another tool runs it later: why
+    apply_bytes: int = 0  # bytes of the files applying copies (sparse files at their size)
+    over_limit: str | None = None  # why nothing may be applied (sandbox.max_apply_bytes)
 
     def __bool__(self) -> bool:
         return bool(self.changes)
 
     def summary(self) -> str:
-        """One line, e.g. "3 files changed, 1 folder deleted, 1 file created"."""
-        return summarize(self.changes, self.protected_attempts)
+        """One line: what runs later first (named), then the counts, e.g. "3 files changed, 1 file created"."""
+        counts = summarize(self.changes, self.protected_attempts)
+        return f"{self.runs_later_line()}; {counts}" if self.runs_later else counts
+
+    def runs_later_line(self) -> str:
+        return "runs later: " + ", ".join(self.runs_later)
+
+    def title(self, limit: int = 6) -> str:
+        """The paths, not only counts: what runs later, every path up to `limit`, what is not applied."""
+        later = [f"runs later: {', '.join(self.runs_later)}"] if self.runs_later else []
+        rest = [c.rel_path for c in self.changes if c.rel_path not in self.runs_later]
+        named = ", ".join(rest[:limit]) + (f" and {len(rest) - limit} more" if len(rest) > limit else "")
+        parts = [*later, *([named] if named else [])]
+        if self.control:
+            parts.append("not applied: " + ", ".join(list(self.control)[:limit])
+                         + (f" and {len(self.control) - limit} more" if len(self.control) > limit else ""))
+        return " · ".join(parts) or "no files changed"
 
     def diff(self, max_lines: int = 400) -> str:
-        """A preview of every change, with unified diffs of text files (binary and large files named)."""
+        """A preview of every change, with unified diffs of text files (binary and large files named). What
+        runs later comes first and is never cut off; what is not applied is named with why, last."""
         lines: list[str] = []
         for c in self.changes:
-            lines += _preview(c, self.upper / c.rel_path, self.workspace / c.rel_path)
-            if len(lines) > max_lines:
-                break
+            if c.rel_path in self.runs_later:
+                lines.append(f"RUNS LATER ({self.runs_later[c.rel_path]}): {c.rel_path}")
+                lines += _preview(c, self.upper / c.rel_path, self.workspace / c.rel_path)
+        shown = len(lines)
+        for c in self.changes:
+            if c.rel_path not in self.runs_later:
+                lines += _preview(c, self.upper / c.rel_path, self.workspace / c.rel_path)
+                if len(lines) - shown > max_lines:
+                    break
+        if len(lines) - shown > max_lines:
+            lines = lines[:shown + max_lines] + [f"… {plural(len(lines) - shown - max_lines, 'more line')} not shown"]
         for c in self.protected_attempts:
-            lines.append(f"protected, not applied: {c.rel_path}")
-        if len(lines) > max_lines:
-            lines = lines[:max_lines] + [f"… {plural(len(lines) - max_lines, 'more line')} not shown"]
+            why = self.control.get(c.rel_path)
+            lines.append(f"protected, not applied: {c.rel_path}" + (f" ({why})" if why else ""))
         return "\n".join(lines)
+
+    def control_notes(self) -> list[str]:
+        """Each control path the command touched, with what it would have done."""
+        return [f"{c.rel_path}: {self.control.get(c.rel_path, 'a control path')}" for c in self.protected_attempts]
 
 
 def summarize(changes: Iterable[Change], attempts: Iterable[Change] = ()) -> str:
@@ -96,39 +127,91 @@ def summarize(changes: Iterable[Change], attempts: Iterable[Change] = ()) -> str
 
 
 # ---- reading ------------------------------------------------------------------------------------------
-def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = ()) -> ChangeSet:
-    """Walk the upper directory of an overlay of `workspace`; `protected` are relative control paths."""
-    prot = tuple(sorted({p.strip("/") for p in protected if p.strip("/")}))
+def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (), mounted: Iterable[str] = (),
+                 max_bytes: int = 0) -> ChangeSet:
+    """Walk the upper directory of an overlay of `workspace` and judge each change (`gate.py`): data and what
+    runs later land, control paths do not. `protected` are the user's control paths (sandbox.protected_paths),
+    `mounted` the control paths bubblewrap bound read-only (an empty one of them that did not exist is a
+    mount point, never applied). Over `max_bytes` (0: no bound) of files to copy, `over_limit` says so."""
+    from framework_core.sandbox.gate import LACA_FILES, Gate
+    from framework_core.sandbox.overlay_view import AfterTree
+
+    user = tuple(sorted({p.strip("/") for p in protected if p.strip("/")}))
+    prot = tuple(sorted({*user, *(p.strip("/") for p in mounted if p.strip("/")), *LACA_FILES}))
     cs = ChangeSet(Path(upper), Path(workspace), protected=prot)
-    _scan(cs, str(upper), "", fresh=False)
+    tree = AfterTree(Path(upper), Path(workspace))
+    raw = _scan(cs, str(upper), tree.fresh)
+    gate = Gate(tree, str(workspace), user)
+    dropped: list[str] = []
+    for change in raw:
+        rel = change.rel_path
+        inside = next((d for d in dropped if rel.startswith(d + "/")), None)
+        judged = gate.judge(rel) if inside is None else None
+        if judged is None or judged.verdict == "control":
+            cs.control[rel] = judged.reason if judged is not None else f"inside {inside}, which is not applied"
+            cs.protected_attempts.append(change)
+            if change.node == "dir" and change.kind != "deleted":
+                dropped.append(rel)
+            continue
+        if judged.verdict == "runs_later":
+            cs.runs_later[rel] = judged.reason
+        cs.changes.append(change)
+        if change.node == "file" and change.kind != "deleted":
+            cs.apply_bytes += os.lstat(cs.upper / rel).st_size
+    if max_bytes and cs.apply_bytes > max_bytes:
+        cs.over_limit = (f"not applied: {cs.apply_bytes:,} bytes, over the limit {max_bytes:,}; raise "
+                         "sandbox.max_apply_bytes")
     return cs
 
 
-def _scan(cs: ChangeSet, upper_dir: str, rel_dir: str, *, fresh: bool) -> None:
-    """`fresh`: the workspace has nothing under this folder that survives (it is new, or opaque)."""
-    with os.scandir(upper_dir) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    for entry in entries:
+def _scan(cs: ChangeSet, upper: str, fresh_dirs: set[str]) -> list[Change]:
+    """Every change in the upper directory, parents before their contents, without recursion (a tree 1,200
+    levels deep is walked like a flat one). Folders whose workspace contents do not survive go in
+    `fresh_dirs`. Placeholders and control paths kept below a removed folder are noted in `cs`."""
+    out: list[Change] = []
+    stack: list[tuple[list[os.DirEntry[str]], str, bool]] = [(_entries(upper), "", False)]
+    while stack:
+        entries, rel_dir, fresh = stack[-1]
+        if not entries:
+            stack.pop()
+            continue
+        entry = entries.pop()
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         st = entry.stat(follow_symlinks=False)
-        target = cs.workspace / rel
-        before: NodeKind = "absent" if fresh else NodeState.of(target).kind
-        if _under(rel, cs.protected):
-            _note_protected(cs, rel, entry.path, st, before)
+        before: NodeKind = "absent" if fresh else NodeState.of(cs.workspace / rel).kind
+        if rel in cs.protected and _placeholder(entry.path, st, before):
+            cs.placeholders.append(rel)
             continue
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
             change: Change | None = None if fresh else Change(rel, "deleted", before, before)
         elif stat.S_ISDIR(st.st_mode):
-            change = _scan_dir(cs, entry.path, rel, st, before)
+            change, gone = _dir_change(cs, entry.path, rel, st, before)
+            if gone:
+                fresh_dirs.add(rel)
+            if change is not None:
+                out.append(change)
+                if change.kind == "replaced_dir" and before == "dir":
+                    _protected_below(cs, rel)
+            stack.append((_entries(entry.path), rel, gone))
+            continue
         else:
             change = _file_change(cs, entry.path, rel, st, before, fresh)
         if change is not None:
-            cs.changes.append(change)
+            out.append(change)
             if before == "dir" and (change.kind in ("deleted", "replaced_dir") or change.node != "dir"):
                 _protected_below(cs, rel)
+    return out
 
 
-def _scan_dir(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind) -> Change | None:
+def _entries(path: str) -> list[os.DirEntry[str]]:
+    """A folder's entries, last name first (popped from the end: in name order)."""
+    with os.scandir(path) as it:
+        return sorted(it, key=lambda e: e.name, reverse=True)
+
+
+def _dir_change(cs: ChangeSet, path: str, rel: str, st: os.stat_result,
+                before: NodeKind) -> tuple[Change | None, bool]:
+    """The change of a folder, and whether nothing of the workspace survives below it."""
     names = os.listxattr(path, follow_symlinks=False)
     if any(x in names for x in UNSUPPORTED_XATTRS):
         raise ChangeSetError(f"{rel}: the overlay recorded a renamed folder (redirect_dir), which LACA cannot "
@@ -141,19 +224,16 @@ def _scan_dir(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: No
         change = Change(rel, "replaced_dir", "dir", before)
     elif stat.S_IMODE(st.st_mode) != NodeState.of(cs.workspace / rel).mode:
         change = Change(rel, "mode_changed", "dir", "dir")
-    if change is not None:  # parents before their contents
-        cs.changes.append(change)
-        if change.kind == "replaced_dir" and before == "dir":
-            _protected_below(cs, rel)
-    _scan(cs, path, rel, fresh=before == "absent" or opaque or before != "dir")
-    return None
+    return change, before == "absent" or opaque or before != "dir"
 
 
 def _file_change(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind,
                  fresh: bool) -> Change | None:
     node = NodeState.from_stat(st, path)
     if before == "absent":
-        # copied up from the workspace (a hard link made by the command carries the origin too)
+        # Copied up from the workspace: the command changed a file there, or renamed one to here (`mv a b`),
+        # or linked to one. Only a candidate: `find_conflicts` calls it vanished when the workspace folder
+        # changed while the command ran (a file deleted there meanwhile), never for a rename of its own.
         vanished = not fresh and node.kind == "file" and st.st_nlink == 1 and _has_origin(path)
         return Change(rel, "symlink" if node.kind == "symlink" else "created", node.kind, "absent", vanished)
     old = NodeState.of(cs.workspace / rel)
@@ -176,15 +256,10 @@ def _file_change(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before:
     return None
 
 
-def _note_protected(cs: ChangeSet, rel: str, path: str, st: os.stat_result, before: NodeKind) -> None:
+def _placeholder(path: str, st: os.stat_result, before: NodeKind) -> bool:
+    """An empty mount point bubblewrap made for a control path that did not exist."""
     empty = (stat.S_ISDIR(st.st_mode) and not os.listdir(path)) or (stat.S_ISREG(st.st_mode) and st.st_size == 0)
-    if rel in cs.protected and before == "absent" and empty:
-        cs.placeholders.append(rel)
-        return
-    node = NodeState.from_stat(st, path).kind
-    whiteout = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
-    cs.protected_attempts.append(Change(rel, "deleted" if whiteout else "modified" if before != "absent"
-                                        else "created", before if whiteout else node, before))
+    return before == "absent" and empty
 
 
 def _protected_below(cs: ChangeSet, rel: str) -> None:
@@ -193,10 +268,7 @@ def _protected_below(cs: ChangeSet, rel: str) -> None:
         if p.startswith(rel + "/") and os.path.lexists(cs.workspace / p):
             kind = NodeState.of(cs.workspace / p).kind
             cs.protected_attempts.append(Change(p, "deleted", kind, kind))
-
-
-def _under(rel: str, prefixes: tuple[str, ...]) -> bool:
-    return any(rel == p or rel.startswith(p + "/") for p in prefixes)
+            cs.control.setdefault(p, "a control path inside a folder the command removed: kept")
 
 
 def _has_origin(path: str) -> bool:
@@ -328,7 +400,7 @@ def find_conflicts(cs: ChangeSet, workspace: Path, started_ns: int) -> list[Conf
         except (FileNotFoundError, NotADirectoryError):
             st = None
         now = NodeState.from_stat(st, full).kind if st else "absent"
-        if c.vanished:
+        if c.vanished and now == "absent" and _changed_since(full.parent, started_ns):
             out.append(Conflict(c.rel_path, "it was deleted or moved while the command ran"))
         elif now != c.before:
             out.append(Conflict(c.rel_path, "it appeared while the command ran" if c.before == "absent"
@@ -344,13 +416,28 @@ def find_conflicts(cs: ChangeSet, workspace: Path, started_ns: int) -> list[Conf
 
 def _broken_parent(workspace: Path, rel: str, folders: dict[str, bool]) -> str | None:
     """The first folder on the way to `rel` that is no longer a real folder (a symlink would lead the
-    writes elsewhere), or None. `folders` caches the answers."""
-    if rel not in folders:
-        parent_bad = _broken_parent(workspace, os.path.dirname(rel), folders)
-        if parent_bad is not None:
-            return parent_bad
-        folders[rel] = NodeState.of(workspace / rel).kind == "dir"
-    return None if folders[rel] else rel
+    writes elsewhere), or None. `folders` caches the answers; walked top down without recursion."""
+    todo: list[str] = []
+    cur = rel
+    while cur not in folders:
+        todo.append(cur)
+        cur = os.path.dirname(cur)
+    if not folders[cur]:
+        return cur
+    for item in reversed(todo):
+        folders[item] = NodeState.of(workspace / item).kind == "dir"
+        if not folders[item]:
+            return item
+    return None
+
+
+def _changed_since(folder: Path, started_ns: int) -> bool:
+    """The workspace folder changed (an entry was added, removed or renamed) after the command started."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return True
+    return max(st.st_mtime_ns, st.st_ctime_ns) > started_ns
 
 
 def _subtree_conflicts(top: Path, rel_top: str, started_ns: int) -> list[Conflict]:

@@ -47,7 +47,8 @@ class Sandbox:
     profile: Profile
     workspace: Path
     home: Path = field(default_factory=Path.home)
-    protected_extra: tuple[str, ...] = (".envrc",)
+    protected_extra: tuple[str, ...] = ()
+    max_apply_bytes: int = 0  # sandbox.max_apply_bytes: a change set with more bytes of files is not applied
     hidden_extra: tuple[str, ...] = ()
     laca_dirs: tuple[Path, ...] = ()
     use_overlay: bool = True
