@@ -8,6 +8,8 @@ the descriptors to pass. An interrupted command (Ctrl-C) leaves nothing: its ove
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Generic, TypeVar
@@ -78,6 +80,8 @@ class SandboxTransaction:
             landed = self._land(launch) if launch.upper is not None else None
         finally:  # also on Ctrl-C: an interrupted command's overlay is dropped, nothing of it lands
             if launch is not None:
+                if launch.upper is not None:
+                    remove_deep(str(launch.upper))  # a tree 1,200 levels deep is more than rmtree's recursion
                 self.sandbox.discard(launch)
         return Ran(result, launch.mode or "off", landed, launch, self.sandbox)
 
@@ -127,3 +131,42 @@ def dropped_note(paths: list[str]) -> str:
 def control_note(items: list[str]) -> str:
     return ("not kept, control paths (git or another tool would act on them later, outside the sandbox): "
             + "; ".join(items) + ". Only a writeFile the user approves, asked every time, may make one.")
+
+
+def remove_deep(top: str) -> None:
+    """Remove a folder and everything in it without recursion and without following symlinks; what cannot be
+    removed is left (the caller's scratch folder is removed with the runtime folder at exit)."""
+    stack = [top]
+    expanded: set[str] = set()
+    while stack:
+        folder = stack[-1]
+        if folder in expanded:  # its contents are gone (or cannot go): the folder itself now
+            stack.pop()
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+            continue
+        expanded.add(folder)
+        try:
+            entries = _entries(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode):
+                    stack.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except PermissionError:  # a command may leave a folder it made unreadable (it is a real folder: lstat said so)
+        os.chmod(folder, 0o700)
+        with os.scandir(folder) as it:
+            return list(it)
