@@ -73,9 +73,10 @@ class ChangeSet:
     def title(self, limit: int = 6) -> str:
         """The paths, not only counts: what runs later, every path up to `limit`, what is not applied."""
         later = [f"runs later: {', '.join(self.runs_later)}"] if self.runs_later else []
-        rest = [c.rel_path for c in self.changes if c.rel_path not in self.runs_later]
+        others = [c for c in self.changes if c.rel_path not in self.runs_later]
+        rest = [c.rel_path for c in others]
         named = ", ".join(rest[:limit]) + (f" and {len(rest) - limit} more" if len(rest) > limit else "")
-        parts = [*later, *([named] if named else [])]
+        parts = [*later, *([f"{summarize(others)}: {named}"] if named else [])]
         if self.control:
             parts.append("not applied: " + ", ".join(list(self.control)[:limit])
                          + (f" and {len(self.control) - limit} more" if len(self.control) > limit else ""))

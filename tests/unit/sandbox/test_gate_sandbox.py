@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from framework_core.core.approval import ScriptedApprover
+from framework_core.core.approval import ApprovalAnswer, ScriptedApprover
 from framework_core.policy.decide import PolicyState
 from framework_core.policy.rules import RuleSet
 from framework_core.sandbox.probe import probe
@@ -147,3 +147,32 @@ def test_a_tree_1200_levels_deep_lands(place: tuple[Path, Path]) -> None:
     result = run(engine(ws, home), f"mkdir -p {deep} && echo bottom > {deep}/f")
     assert result["status"] == "success", result
     assert (ws / deep / "f").read_text() == "bottom\n"
+
+
+def test_the_preview_names_what_runs_later_first_and_its_title_names_paths(place: tuple[Path, Path]) -> None:
+    home, ws = place
+    box = Sandbox("workspace-write", ws.resolve(), home=home, use_overlay=True)
+    approver = ScriptedApprover([ApprovalAnswer("once", preview=True), "n"])
+    teps = TEPSEngine({}, workspace=ws, approver=approver, env={"PATH": os.environ["PATH"], "HOME": str(home)},
+                      sandbox=box, policy=PolicyState(rules=RuleSet(), allow_dangerous=True))
+    lines = "".join(f"line {i}\n" for i in range(600))
+    result = run(teps, f"printf '{lines}' > big.txt && echo '{{\"scripts\": {{}}}}' > package.json && "
+                       "mkdir -p .laca && echo x > .laca/rules.yaml")
+    title, diff = approver.reviewed[0]
+    assert title.startswith("runs later: package.json · 1 file created: big.txt")
+    assert "not applied: .laca" in title
+    assert diff.startswith("RUNS LATER (npm runs its scripts (install hooks included)): package.json")
+    assert "more lines not shown" in diff and "protected, not applied: .laca/rules.yaml" in diff
+    assert result["status"] == "error" and "NOT applied" in result["data"]["error_message"]
+    assert not (ws / "package.json").exists() and not (ws / "big.txt").exists()
+
+
+def test_a_worktree_in_a_read_only_parent_is_said_with_where_it_could_go(place: tuple[Path, Path]) -> None:
+    home, ws = place
+    assert git(ws, "init", "-q", "-b", "main", home=home).returncode == 0
+    assert git(ws, "commit", "-q", "--allow-empty", "-m", "init", home=home).returncode == 0
+    result = run(engine(ws, home), "git worktree add ../wt")
+    assert result["status"] == "error"
+    note = result["data"]["sandbox"]
+    assert "git worktree at ../wt is outside the workspace" in note and "git worktree add worktrees/NAME" in note
+    assert not (ws.parent / "wt").exists()
