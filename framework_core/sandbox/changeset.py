@@ -19,11 +19,14 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import TYPE_CHECKING, Iterable, Literal
 
 from framework_core.sandbox.nodes import NodeKind, NodeState, remove_tree
 from framework_core.sandbox.undo_store import Conflict, UndoEntry, UndoError
 from framework_core.wording import plural
+
+if TYPE_CHECKING:
+    from framework_core.sandbox.gate import Gate
 
 ChangeKind = Literal["created", "modified", "deleted", "replaced_dir", "mode_changed", "touched", "symlink"]
 OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
@@ -159,10 +162,31 @@ def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (),
         cs.changes.append(change)
         if change.node == "file" and change.kind != "deleted":
             cs.apply_bytes += os.lstat(cs.upper / rel).st_size
+    _adopt(cs, gate, {c.rel_path for c in raw})
     if max_bytes and cs.apply_bytes > max_bytes:
         cs.over_limit = (f"not applied: {cs.apply_bytes:,} bytes, over the limit {max_bytes:,}; raise "
                          "sandbox.max_apply_bytes")
     return cs
+
+
+def _adopt(cs: ChangeSet, gate: "Gate", changed: set[str]) -> None:
+    """A folder the command made a repository (HEAD, objects/, refs/ added to it) adopts the files already
+    there; when git would act on one of them, nothing of that repository lands."""
+    from framework_core.sandbox.overlay_view import adopted_control
+
+    for folder, judged in adopted_control(gate, cs.workspace, changed).items():
+        why = f"it would make {folder or '.'} a git repository whose {judged.rel} git would act on ({judged.reason})"
+        keep = []
+        for c in cs.changes:
+            if folder == "" or c.rel_path.startswith(folder + "/"):
+                cs.control[c.rel_path] = why
+                cs.runs_later.pop(c.rel_path, None)
+                cs.protected_attempts.append(c)
+                if c.node == "file" and c.kind != "deleted":
+                    cs.apply_bytes -= os.lstat(cs.upper / c.rel_path).st_size
+            else:
+                keep.append(c)
+        cs.changes = keep
 
 
 def _scan(cs: ChangeSet, upper: str, fresh_dirs: set[str]) -> list[Change]:

@@ -105,6 +105,10 @@ class Gate:
         return Judged(rel, "data") if self.tree.kind(rel) == "dir" else _runs_later(rel)
 
     # ---- finding git directories -----------------------------------------------------------------------
+    def known_git_dirs(self) -> dict[str, bool]:
+        """Every folder asked about so far: whether it is a git directory."""
+        return dict(self._git)
+
     def is_git_dir(self, rel: str) -> bool:
         if rel not in self._git:
             self._git[rel] = self._shape(rel)

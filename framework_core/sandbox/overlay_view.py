@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from framework_core.sandbox.gate import Kind
+from framework_core.sandbox.gate import Gate, Judged, Kind
 
 READ_LIMIT = 1 << 20  # a git config or pointer larger than this is not judged: control
 
@@ -33,7 +33,7 @@ def _kind(st: os.stat_result) -> Kind:
 
 @dataclass
 class AfterTree:
-    upper: Path
+    upper: Path | None  # None: the workspace as it is
     workspace: Path
     fresh: set[str] = field(default_factory=set)  # folders nothing of the workspace shows through
     _cache: dict[str, tuple[Kind, str | None, bool]] = field(default_factory=dict)
@@ -61,9 +61,9 @@ class AfterTree:
             if pk != "dir":
                 return ("absent", None, False)
             through = pthrough
-        up = os.path.join(self.upper, rel) if rel else str(self.upper)
+        up = (os.path.join(self.upper, rel) if rel else str(self.upper)) if self.upper is not None else ""
         try:
-            st: os.stat_result | None = os.lstat(up)
+            st: os.stat_result | None = os.lstat(up) if up else None
         except (FileNotFoundError, NotADirectoryError):
             st = None
         if st is not None:
@@ -96,3 +96,49 @@ class AfterTree:
         finally:
             os.close(fd)
         return None if len(data) > READ_LIMIT else data
+
+
+#: What git keeps in bulk: data, not walked when a folder becomes a repository.
+BULK = ("objects", "refs", "logs")
+
+
+def adopted_control(gate: Gate, workspace: Path, changed: set[str]) -> dict[str, Judged]:
+    """Repositories the command completed (a folder that is shaped like a git directory only now, after the
+    command added HEAD, objects/ or refs/ to it): the files already there become git's too, so each that git
+    would act on (a config, a hook, alternates) is judged. Returns such a repository's folder -> the first of
+    its files judged control; every change under it is then control too."""
+    before = Gate(AfterTree(None, workspace), gate.workspace, gate.protected)
+    out: dict[str, Judged] = {}
+    for folder, shaped in list(gate.known_git_dirs().items()):
+        if not shaped or os.path.basename(folder) == ".git" or before.is_git_dir(folder):
+            continue
+        found = _first_control(gate, workspace, folder, changed)
+        if found is not None:
+            out[folder] = found
+    return out
+
+
+def _first_control(gate: Gate, workspace: Path, folder: str, changed: set[str]) -> Judged | None:
+    stack = [folder]
+    while stack:
+        rel_dir = stack.pop()
+        full = os.path.join(workspace, rel_dir) if rel_dir else str(workspace)
+        try:
+            with os.scandir(full) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if rel in changed:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                inner = rel[len(folder) + 1:] if folder else rel
+                bulk = inner in BULK[1:] or (inner.startswith("objects/") and inner != "objects/info")
+                if not bulk:
+                    stack.append(rel)
+                continue
+            judged = gate.judge(rel)
+            if judged.verdict == "control":
+                return judged
+    return None

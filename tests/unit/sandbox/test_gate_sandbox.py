@@ -176,3 +176,15 @@ def test_a_worktree_in_a_read_only_parent_is_said_with_where_it_could_go(place: 
     note = result["data"]["sandbox"]
     assert "git worktree at ../wt is outside the workspace" in note and "git worktree add worktrees/NAME" in note
     assert not (ws.parent / "wt").exists()
+
+
+def test_a_repository_completed_in_a_later_command_adopts_the_config_already_there(place: tuple[Path, Path]) -> None:
+    home, ws = place
+    teps = engine(ws, home, answers=2)
+    first = run(teps, "mkdir -p other/objects other/refs && printf '[core]\\n\\tfsmonitor = touch pwned\\n' > "
+                      "other/config")
+    assert first["status"] == "success" and (ws / "other" / "config").is_file()  # no repository: plain data
+    second = run(teps, "echo 'ref: refs/heads/main' > other/HEAD")
+    assert not (ws / "other" / "HEAD").exists()
+    assert "other/HEAD: it would make other a git repository whose other/config git would act on" in \
+        second["data"]["sandbox"]
