@@ -61,6 +61,9 @@ GIT_DATA_TREES = frozenset({"refs", "logs", "rebase-merge", "rebase-apply", "seq
                             "notes-merge-partial"})
 #: Folders in a git directory that may exist (their contents are judged one by one).
 GIT_FOLDERS = GIT_DATA_TREES | {"objects", "hooks", "info", "modules", "worktrees", "branches"}
+#: To-do lists whose `exec` lines git runs on `--continue`; files naming a merge strategy program.
+TODO_FILES = frozenset({"rebase-merge/git-rebase-todo", "rebase-merge/git-rebase-todo.backup", "sequencer/todo"})
+STRATEGY_FILES = frozenset({"rebase-merge/strategy"})
 HOOKS_WHY = "git runs hooks on your next git command, outside any sandbox"
 NOT_GIT_DATA = "not something git keeps as data: git may read it as settings or run it"
 
@@ -170,9 +173,15 @@ class Gate:
             if inner in ("objects/info/alternates", "objects/info/http-alternates"):
                 return Judged(rel, "control", "alternates make git read objects from another repository")
             return Judged(rel, "data")
+        if inner in TODO_FILES:
+            return self._todo(rel)
+        if inner == "sequencer/opts":
+            return self._sequencer_opts(rel)
+        if inner in STRATEGY_FILES:
+            return Judged(rel, "control", "a merge strategy git would run on the next --continue")
         if top in GIT_DATA_TREES:
             return Judged(rel, "data")
-        if inner in ("info/exclude", "info/refs", "info/packs"):
+        if inner in ("info/exclude", "info/refs", "info/packs", "info/sparse-checkout"):
             return Judged(rel, "data")
         if top == "hooks":
             if len(parts) == 2 and name.endswith(".sample"):
@@ -221,6 +230,29 @@ class Gate:
         return Judged(rel, "control", f"a git worktree outside the workspace ({wt}): only the workspace's "
                       "changes land, so that worktree does not exist for you; make it inside the workspace "
                       "instead (for example `git worktree add worktrees/NAME`)")
+
+    def _todo(self, rel: str) -> Judged:
+        """A rebase or cherry-pick to-do list: data, unless it has `exec` lines, which git runs on the next
+        `git rebase --continue`, outside any sandbox."""
+        data = self.tree.read(rel)
+        if data is None:
+            return Judged(rel, "control", "a to-do list LACA could not read: it may hold exec lines git runs")
+        for line in data.decode("utf-8", "replace").splitlines():
+            word = line.strip().split(" ", 1)[0]
+            if word in ("exec", "x"):
+                return Judged(rel, "control", "its exec lines run on your next git rebase --continue, outside "
+                              "any sandbox")
+        return Judged(rel, "data")
+
+    def _sequencer_opts(self, rel: str) -> Judged:
+        """A cherry-pick's or revert's options: data unless they name a merge strategy or a signing program."""
+        entries = config_findings(self.tree.read(rel), lambda p: False)
+        if entries and not all(e.startswith("options.") for e in entries):
+            return Judged(rel, "control", "options git could not read")
+        active = [e for e in entries if e.split(" ", 1)[0] in ("options.strategy", "options.gpg-sign")]
+        if active:
+            return Judged(rel, "control", "names a program git runs on --continue: " + "; ".join(active))
+        return Judged(rel, "data")
 
     # ---- a .git file -------------------------------------------------------------------------------------
     def _git_file(self, rel: str) -> Judged:

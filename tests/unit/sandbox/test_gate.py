@@ -55,7 +55,7 @@ def test_what_git_init_and_commit_write_is_data(rel: str) -> None:
     entries = {**repo(), ".git/index": b"DIRC", ".git/ORIG_HEAD": b"x", ".git/FETCH_HEAD": b"x",
                ".git/CHERRY_PICK_HEAD": b"x", ".git/packed-refs": b"x", ".git/COMMIT_EDITMSG": b"x",
                ".git/logs/HEAD": b"x", ".git/info/exclude": b"x", ".git/rebase-merge/done": b"x",
-               ".git/sequencer/todo": b"x", ".git/description": b"x", ".git/shallow": b"x",
+               ".git/sequencer/todo": b"pick abc\n", ".git/description": b"x", ".git/shallow": b"x",
                ".git/objects/pack": None}
     assert verdict(entries, rel) == "data"
 
@@ -186,3 +186,15 @@ def test_the_config_parser_reads_what_git_reads() -> None:
 def test_plain_urls() -> None:
     assert all(plain_url(u) for u in ("https://h/r.git", "git@h:r.git", "../r", "/srv/r.git", "ssh://h/r"))
     assert not any(plain_url(u) for u in ("ext::sh -c x", "fd::3", "evil://h", "-oProxyCommand=x", None))
+
+
+def test_rebase_and_cherry_pick_state_is_data_unless_it_runs_something_on_continue() -> None:
+    todo = ".git/rebase-merge/git-rebase-todo"
+    assert verdict({**repo(), todo: b"pick abc one\npick def two\n"}, todo) == "data"
+    assert verdict({**repo(), todo: b"pick abc one\nexec sh -c evil\n"}, todo) == "control"
+    assert verdict({**repo(), ".git/sequencer/todo": b"pick abc\n  x evil\n"}, ".git/sequencer/todo") == "control"
+    opts = ".git/sequencer/opts"
+    assert verdict({**repo(), opts: b"[options]\n\trecord-origin = true\n"}, opts) == "data"
+    assert verdict({**repo(), opts: b"[options]\n\tstrategy = evil\n"}, opts) == "control"
+    assert verdict({**repo(), ".git/rebase-merge/strategy": b"evil\n"}, ".git/rebase-merge/strategy") == "control"
+    assert verdict({**repo(), ".git/info/sparse-checkout": b"/*\n"}, ".git/info/sparse-checkout") == "data"
