@@ -188,3 +188,13 @@ def test_a_repository_completed_in_a_later_command_adopts_the_config_already_the
     assert not (ws / "other" / "HEAD").exists()
     assert "other/HEAD: it would make other a git repository whose other/config git would act on" in \
         second["data"]["sandbox"]
+
+
+def test_git_init_at_the_workspace_root_lands_as_git_writes_it(place: tuple[Path, Path]) -> None:
+    home, ws = place
+    result = run(engine(ws, home), "git init -q -b main && echo hi > f && git add f && git commit -qm first")
+    assert result["status"] == "success", result
+    assert "bare = false" in (ws / ".git" / "config").read_text()
+    assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir())[:1] == ["applypatch-msg.sample"]
+    assert git(ws, "log", "--format=%s", home=home).stdout.split() == ["first"]
+    assert git(ws, "status", "--porcelain", home=home).stdout == ""
