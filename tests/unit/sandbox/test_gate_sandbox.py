@@ -39,7 +39,8 @@ def place(outside_tmp: Path) -> tuple[Path, Path]:
 
 
 def engine(ws: Path, home: Path, answers: int = 1, **sandbox: object) -> TEPSEngine:
-    box = Sandbox("workspace-write", ws.resolve(), home=home, use_overlay=True, **sandbox)  # type: ignore[arg-type]
+    settings: dict = {"use_overlay": True, **sandbox}
+    box = Sandbox("workspace-write", ws.resolve(), home=home, **settings)
     base = {"PATH": os.environ["PATH"], "HOME": str(home), **GIT_ENV}
     return TEPSEngine({}, workspace=ws, approver=ScriptedApprover(["y"] * answers), env=base, sandbox=box,
                       policy=PolicyState(rules=RuleSet(), allow_dangerous=True))
@@ -198,3 +199,18 @@ def test_git_init_at_the_workspace_root_lands_as_git_writes_it(place: tuple[Path
     assert sorted(p.name for p in (ws / ".git" / "hooks").iterdir())[:1] == ["applypatch-msg.sample"]
     assert git(ws, "log", "--format=%s", home=home).stdout.split() == ["first"]
     assert git(ws, "status", "--porcelain", home=home).stdout == ""
+
+
+def test_without_an_overlay_a_new_repository_keeps_what_git_init_writes_and_loses_what_runs(
+        place: tuple[Path, Path]) -> None:
+    home, ws = place
+    teps = engine(ws, home, use_overlay=False)
+    result = run(teps, "git init -q fresh && git -C fresh commit -q --allow-empty -m first && git init -q evil && "
+                       "git -C evil config core.fsmonitor 'touch pwned' && printf '#!/bin/sh\\n' > "
+                       "evil/.git/hooks/pre-commit")
+    assert result["data"]["exit_code"] == 0, result
+    assert git(ws / "fresh", "log", "--format=%s", home=home).stdout.split() == ["first"]
+    assert "bare = false" in (ws / "fresh" / ".git" / "config").read_text()
+    assert not (ws / "evil" / ".git" / "config").exists()
+    assert not (ws / "evil" / ".git" / "hooks" / "pre-commit").exists()
+    assert "evil/.git/config" in result["data"]["sandbox"]
