@@ -232,3 +232,14 @@ def test_a_submodule_added_by_git_lands_as_git_lays_it_out(place: tuple[Path, Pa
     assert git(ws, "submodule", "status", home=home).returncode == 0
     assert git(ws / "lib", "log", "--format=%s", home=home).stdout.split() == ["lib"]
     assert git(ws, "log", "--format=%s", home=home).stdout.splitlines() == ["add lib", "init"]
+
+
+def test_a_worktree_inside_the_workspace_lands_and_git_uses_it(place: tuple[Path, Path]) -> None:
+    home, ws = place
+    for args in (("init", "-q", "-b", "main"), ("commit", "-q", "--allow-empty", "-m", "init")):
+        assert git(ws, *args, home=home).returncode == 0
+    result = run(engine(ws, home), "git worktree add -q trees/topic && echo work > trees/topic/w.txt")
+    assert result["status"] == "success", result
+    assert "not kept" not in result["data"].get("sandbox", ""), result
+    assert git(ws / "trees" / "topic", "status", "--porcelain", home=home).stdout == "?? w.txt\n"
+    assert "trees/topic" in git(ws, "worktree", "list", home=home).stdout
