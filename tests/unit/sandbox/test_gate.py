@@ -3,6 +3,8 @@ given as a dict; and git's config format read the way git reads it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from framework_core.sandbox.gate import Gate, Kind
@@ -198,3 +200,16 @@ def test_rebase_and_cherry_pick_state_is_data_unless_it_runs_something_on_contin
     assert verdict({**repo(), opts: b"[options]\n\tstrategy = evil\n"}, opts) == "control"
     assert verdict({**repo(), ".git/rebase-merge/strategy": b"evil\n"}, ".git/rebase-merge/strategy") == "control"
     assert verdict({**repo(), ".git/info/sparse-checkout": b"/*\n"}, ".git/info/sparse-checkout") == "data"
+
+
+def test_a_planned_write_is_control_where_git_or_laca_would_act_on_it(tmp_path: Path) -> None:
+    from framework_core.sandbox.control import control_reason
+
+    ws = tmp_path / "ws"
+    (ws / ".git" / "objects").mkdir(parents=True)
+    (ws / ".git" / "refs").mkdir()
+    (ws / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    for rel in (".git/config", ".git/commondir", ".git/hooks/pre-commit", "sub/.git", ".mcp.json", "keep/x"):
+        assert control_reason(ws / rel, ws, ("keep",)) is not None, rel
+    for rel in ("src/a.py", "Makefile", ".envrc", ".git/info/exclude"):
+        assert control_reason(ws / rel, ws, ("keep",)) is None, rel
