@@ -103,7 +103,7 @@ class SandboxTransaction:
         later = list(cs.runs_later)
         if later:
             notes.insert(0, "runs later (landed; other tools run these on their own, outside the sandbox): "
-                         + "; ".join(f"{p} ({why})" for p, why in cs.runs_later.items()))
+                         + "; ".join(f"{p} ({why})" for p, why in cs.runs_later.items()) + ".")
         if not cs:
             return Landed("no files changed", notes, applied=not control, control=control)
         if cs.over_limit:

@@ -8,6 +8,7 @@ sandbox (the overlay, its change set, the gate, the apply and its undo entry) is
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 from functools import partial
@@ -44,9 +45,9 @@ class Executed:
     def raise_if_not_applied(self, data: dict[str, Any]) -> None:
         """A change set that did not land never reads as ok: the call's result is an error saying so."""
         if self.not_applied is not None:
-            code = self.outcome.exit_code
-            raise ToolError(f"the command ran (exit {code}) but its changes were NOT applied: {self.not_applied}",
-                            data=data)
+            why = re.sub(r"^(not applied|nothing applied):\s*", "", self.not_applied, flags=re.I)
+            raise ToolError(f"the command ran (exit {self.outcome.exit_code}) but its changes were NOT applied: "
+                            f"{why}", data=data)
 
 
 def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
