@@ -26,7 +26,8 @@ def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (),
     prot = tuple(sorted({*user, *(p.strip("/") for p in mounted if p.strip("/")), *LACA_FILES}))
     cs = ChangeSet(Path(upper), Path(workspace), protected=prot)
     tree = AfterTree(Path(upper), Path(workspace))
-    raw = _scan(cs, str(upper), tree.fresh)
+    sizes: dict[str, int] = {}
+    raw = _scan(cs, str(upper), tree.fresh, sizes)
     gate = Gate(tree, str(workspace), user)
     dropped: list[str] = []
     for change in raw:
@@ -43,15 +44,15 @@ def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (),
             cs.runs_later[rel] = judged.reason
         cs.changes.append(change)
         if change.node == "file" and change.kind != "deleted":
-            cs.apply_bytes += os.lstat(cs.upper / rel).st_size
-    _adopt(cs, gate, {c.rel_path for c in raw})
+            cs.apply_bytes += sizes.get(rel, 0)
+    _adopt(cs, gate, {c.rel_path for c in raw}, sizes)
     if max_bytes and cs.apply_bytes > max_bytes:
         cs.over_limit = (f"not applied: {cs.apply_bytes:,} bytes, over the limit {max_bytes:,}; raise "
                          "sandbox.max_apply_bytes")
     return cs
 
 
-def _adopt(cs: ChangeSet, gate: Gate, changed: set[str]) -> None:
+def _adopt(cs: ChangeSet, gate: Gate, changed: set[str], sizes: dict[str, int]) -> None:
     """A folder the command made a repository (HEAD, objects/, refs/ added to it) adopts the files already
     there; when git would act on one of them, nothing of that repository lands."""
     for folder, judged in adopted_control(gate, cs.workspace, changed).items():
@@ -63,16 +64,17 @@ def _adopt(cs: ChangeSet, gate: Gate, changed: set[str]) -> None:
                 cs.runs_later.pop(c.rel_path, None)
                 cs.protected_attempts.append(c)
                 if c.node == "file" and c.kind != "deleted":
-                    cs.apply_bytes -= os.lstat(cs.upper / c.rel_path).st_size
+                    cs.apply_bytes -= sizes.get(c.rel_path, 0)
             else:
                 keep.append(c)
         cs.changes = keep
 
 
-def _scan(cs: ChangeSet, upper: str, fresh_dirs: set[str]) -> list[Change]:
+def _scan(cs: ChangeSet, upper: str, fresh_dirs: set[str], sizes: dict[str, int]) -> list[Change]:
     """Every change in the upper directory, parents before their contents, without recursion (a tree 1,200
     levels deep is walked like a flat one). Folders whose workspace contents do not survive go in
-    `fresh_dirs`. Placeholders and control paths kept below a removed folder are noted in `cs`."""
+    `fresh_dirs`, regular files' sizes in `sizes`. Placeholders and control paths kept below a removed folder
+    are noted in `cs`."""
     out: list[Change] = []
     stack: list[tuple[list[os.DirEntry[str]], str, bool]] = [(_entries(upper), "", False)]
     while stack:
@@ -83,6 +85,8 @@ def _scan(cs: ChangeSet, upper: str, fresh_dirs: set[str]) -> list[Change]:
         entry = entries.pop()
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         st = entry.stat(follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):
+            sizes[rel] = st.st_size  # sparse files count at their size
         before: NodeKind = "absent" if fresh else NodeState.of(cs.workspace / rel).kind
         if rel in cs.protected and _placeholder(entry.path, st, before):
             cs.placeholders.append(rel)
