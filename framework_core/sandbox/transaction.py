@@ -105,7 +105,8 @@ class SandboxTransaction:
             notes.insert(0, "runs later (landed; other tools run these on their own, outside the sandbox): "
                          + "; ".join(f"{p} ({why})" for p, why in cs.runs_later.items()) + ".")
         if not cs:
-            return Landed("no files changed", notes, applied=not control, control=control)
+            line = "nothing applied: every change was a control path" if control else "no files changed"
+            return Landed(line, notes, applied=not control, control=control)
         if cs.over_limit:
             return Landed(cs.over_limit, notes, applied=False, runs_later=later, control=control)
         if self.preview and (self.review is None or not self.review(cs)):

@@ -243,3 +243,13 @@ def test_a_worktree_inside_the_workspace_lands_and_git_uses_it(place: tuple[Path
     assert "not kept" not in result["data"].get("sandbox", ""), result
     assert git(ws / "trees" / "topic", "status", "--porcelain", home=home).stdout == "?? w.txt\n"
     assert "trees/topic" in git(ws, "worktree", "list", home=home).stdout
+
+
+def test_a_command_whose_every_change_is_a_control_path_does_not_read_as_ok(place: tuple[Path, Path]) -> None:
+    home, ws = place
+    (ws / "build").mkdir()
+    assert git(ws / "build", "init", "-q", "nested", home=home).returncode == 0
+    result = run(engine(ws, home), "printf '#!/bin/sh\\n' > build/nested/.git/hooks/pre-commit")
+    assert result["status"] == "error"
+    assert "NOT applied: every change was a control path" in result["data"]["error_message"]
+    assert "build/nested/.git/hooks/pre-commit: git runs hooks" in result["data"]["sandbox"]
