@@ -83,7 +83,7 @@ def build_sandbox(loaded: "LoadedConfig") -> "Sandbox":
     cfg = loaded.config.sandbox
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
                    hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
-                   use_overlay=cfg.overlay)
+                   use_overlay=cfg.overlay, max_apply_bytes=cfg.max_apply_bytes)
 
 
 def build_undo(loaded: "LoadedConfig", folder: Path | None = None) -> "UndoStore":
