@@ -111,6 +111,17 @@ def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
     return UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), limit)
 
 
+def build_audit_log(loaded: LoadedConfig, session: MessageManager, events: EventSink):  # -> AuditLog
+    """The workspace's audit log in the data folder (core/audit.py); a failure to write it is said once."""
+    from framework_core.core.audit import AuditLog, log_path
+    from framework_core.core.session import secrets_in_env
+
+    log = AuditLog(log_path(user_data_dir(), loaded.workspace), loaded.workspace, session_id=session.session_id,
+                   mask=secrets_in_env(key_env_vars(loaded)))
+    log.on_problem = lambda message: events(Notice("warning", message))
+    return log
+
+
 def context_roots(loaded: LoadedConfig) -> list[Path]:
     """Where context documents may come from: the workspace and the shipped defaults, plus the folder of a
     context file the user named themselves (their config, --config, LACA_CONTEXT_FILE, a flag); never elsewhere
@@ -148,7 +159,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     sandbox = build_sandbox(loaded)
     teps = TEPSEngine(cfg.teps_settings, registry=registry, workspace=loaded.workspace, approver=approver,
                       policy=build_policy_state(loaded), events=events, audit=session.record, sandbox=sandbox,
-                      undo=build_undo(loaded, session))
+                      undo=build_undo(loaded, session), audit_log=build_audit_log(loaded, session, events))
     mcp = None
     servers = mcp_servers(loaded) if start_mcp else {}
     if servers:
@@ -193,4 +204,6 @@ def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
     spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
     agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+    if agent.teps.audit_log is not None:
+        agent.teps.audit_log.session_id = session.session_id
     return session
