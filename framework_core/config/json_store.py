@@ -68,12 +68,14 @@ def loads_bounded(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
 
 
 @contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive `flock` on `<path>.lock` for the block (a file system without locks: no lock, as before)."""
+def file_lock(path: Path, lock: Path | None = None) -> Iterator[None]:
+    """An exclusive `flock` on `lock` (by default `<path>.lock`, beside it) for the block (a file system without
+    locks: no lock, as before)."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    lock = lock or path.with_name(path.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -113,12 +115,15 @@ class JsonStore:
 
     `check(data)` returns the data to use or raises ValueError/TypeError (a DamagedFile) naming what is wrong;
     `empty()` is what a missing or quarantined file reads as; `lost(data_or_None)` says, for the user, what a
-    quarantine loses ("the trust of 3 workspaces: LACA asks about them again").
+    quarantine loses ("the trust of 3 workspaces: LACA asks about them again"); `lock`, the lock file when
+    it is not `<name>.lock` beside the file (one lock for a folder of files).
     """
 
     def __init__(self, path: Path, *, what: str, check: Callable[[Any], Any], empty: Callable[[], Any],
-                 lost: Callable[[Any], str], max_depth: int = MAX_DEPTH, mode: int = 0o600) -> None:
+                 lost: Callable[[Any], str], max_depth: int = MAX_DEPTH, mode: int = 0o600,
+                 lock: Path | None = None) -> None:
         self.path = path
+        self.lock = lock
         self.what = what
         self.check = check
         self.empty = empty
@@ -135,21 +140,21 @@ class JsonStore:
         except FileNotFoundError:
             return self.empty()
         except DamagedFile:
-            with file_lock(self.path):  # quarantine only what is still damaged: a writer may have just fixed it
-                return self._read_locked()
+            with file_lock(self.path, self.lock):  # quarantine only what is still damaged (a writer may have
+                return self._read_locked()  # replaced it meanwhile)
 
     @contextmanager
     def update(self) -> Iterator[Any]:
         """Read-modify-write under the lock: the block changes the data it is given; it is written when the
         block ends without an exception."""
-        with file_lock(self.path):
+        with file_lock(self.path, self.lock):
             data = self._read_locked()
             yield data
             write_atomic(self.path, json.dumps(data, indent=1, sort_keys=True), mode=self.mode)
 
     def write(self, data: Any) -> None:
         """Replace the whole file (under the lock)."""
-        with file_lock(self.path):
+        with file_lock(self.path, self.lock):
             write_atomic(self.path, json.dumps(data, indent=1, sort_keys=True), mode=self.mode)
 
     # ---- inside ------------------------------------------------------------------------------------
