@@ -71,7 +71,7 @@ def bounded(value: Any, mask: tuple[str, ...] = (), depth: int = 0) -> Any:
     return bounded(str(value), mask, depth)
 
 
-def allowed_by(decision: Any, answer: Any, status: str, mode: str) -> str | None:
+def allowed_by(decision: Any, answer: Any, status: str, mode: str, dry_run: bool = False) -> str | None:
     """What let the call run: the user's answer, the rule or grant the policy matched, or the mode."""
     if decision is None or status in ("blocked_by_policy", "dry_run") or (answer and answer.choice == "deny"):
         return None
@@ -82,7 +82,7 @@ def allowed_by(decision: Any, answer: Any, status: str, mode: str) -> str | None
         return "; ".join(decision.matched) or "the policy"
     if status == "declined_by_user":
         return None
-    return f"{mode} mode"
+    return "dry run: a preview in the sandbox's overlay" if dry_run else f"{mode} mode"
 
 
 class AuditLog:
@@ -100,7 +100,17 @@ class AuditLog:
     def record_call(self, request: Any, decision: Any, answer: Any, result: Any, duration: float, *,
                     engine: Any) -> None:
         """The one call TEPS makes when a call's result is final (`engine` gives the mode, dry run, policy
-        state and sandbox at that moment)."""
+        state and sandbox at that moment). A record that cannot be made is said, never raised into the call."""
+        try:
+            record = self._call_record(request, decision, answer, result, duration, engine)
+        except Exception as exc:  # a record must never break the call it records
+            self._said(f"could not make the audit record of {request.tool_name} ({type(exc).__name__}: {exc}); "
+                       "tool calls go on")
+            return
+        self.append(record)
+
+    def _call_record(self, request: Any, decision: Any, answer: Any, result: Any, duration: float,
+                     engine: Any) -> dict[str, Any]:
         data = result.data if isinstance(result.data, dict) else {}
         sandbox = getattr(engine, "sandbox", None)
         policy = getattr(engine, "policy", None)
@@ -113,7 +123,7 @@ class AuditLog:
             "verdict": None if decision is None else {
                 "action": decision.action, "level": decision.level.label, "reasons": list(decision.reasons),
                 "matched": list(decision.matched), "network": bool(decision.network)},
-            "allowed_by": allowed_by(decision, answer, result.status, mode),
+            "allowed_by": allowed_by(decision, answer, result.status, mode, bool(getattr(engine, "dry_run", False))),
             "answer": None if answer is None else {
                 "choice": answer.choice, "reason": bounded(answer.reason, self.mask),
                 "grant": answer.grant.label if answer.grant else None, "unsandboxed": answer.unsandboxed,
@@ -127,7 +137,7 @@ class AuditLog:
                        "error": bounded(data.get("error_message"), self.mask)},
             "duration_s": round(duration, 3),
         }
-        self.append(record)
+        return record
 
     def append(self, record: dict[str, Any]) -> None:
         full = {"v": 1, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "workspace": self.workspace,
@@ -136,11 +146,13 @@ class AuditLog:
             with file_lock(self.path):
                 self._append_locked(full)
         except OSError as exc:
-            message = (f"could not write the audit log {self.path} ({exc.strerror or exc}); tool calls go on, "
+            self._said(f"could not write the audit log {self.path} ({exc.strerror or exc}); tool calls go on, "
                        "unrecorded")
-            if self.problem is None:
-                self.on_problem(message)
-            self.problem = message
+
+    def _said(self, message: str) -> None:
+        if self.problem is None:
+            self.on_problem(message)
+        self.problem = message
 
     def _append_locked(self, record: dict[str, Any]) -> None:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
