@@ -197,7 +197,7 @@ class TrustStore:
 
         self.path = path
         self.store = JsonStore(path, what="workspace trust store", check=_checked_store,
-                               empty=lambda: {"workspaces": {}}, lost=_lost_trust)
+                               empty=lambda: {"workspaces": {}}, lost=_lost_trust, max_depth=64)
 
     @property
     def problems(self) -> list[str]:
