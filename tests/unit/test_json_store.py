@@ -121,6 +121,11 @@ def test_a_deeply_nested_transcript_line_is_skipped_not_fatal(tmp_path: Path) ->
     loaded = load_transcript(path)
     assert [m.content for m in loaded.messages] == ["hello"]
     assert any("line 2" in w for w in loaded.warnings)
+    from framework_core.ui.sessions_view import last_user_message
+
+    deep = '{"type": "message", "message": {"role": "user", "content": ' + "[" * 100_000
+    path.write_text(good + "\n" + deep + "\n")
+    assert last_user_message(path) == "hello"
 
 
 def test_a_damaged_sign_in_file_is_moved_aside_and_signing_in_starts_again(tmp_path: Path) -> None:
