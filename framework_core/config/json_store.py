@@ -74,8 +74,12 @@ def file_lock(path: Path, lock: Path | None = None) -> Iterator[None]:
     import fcntl
 
     lock = lock or path.with_name(path.name + ".lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:  # a read-only data folder: nothing can be written there anyway, and reading needs no lock
+        yield
+        return
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

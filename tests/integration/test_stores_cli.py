@@ -132,3 +132,10 @@ def test_audit_replay_lists_a_command_a_changed_rule_file_decides_differently(
     assert "was: allow (needs_confirm) by" in r.stdout and "allow-touch" in r.stdout and "now: ask" in r.stdout
     later = laca("audit", "replay", "--since", "2999-01-01", cwd=workspace, server=server)
     assert "0 recorded command(s)" in later.stdout
+
+
+def test_audit_without_a_log_says_so(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    r = laca("audit", "verify", cwd=tmp_path, server=server)
+    assert r.returncode == 1 and "No audit log" in r.stdout and str(tmp_path) in r.stdout
+    bad = laca("audit", "replay", "--since", "yesterday", cwd=tmp_path, server=server)
+    assert bad.returncode == 2 and "YYYY-MM-DD" in bad.stderr and "Traceback" not in bad.stderr
