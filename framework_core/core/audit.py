@@ -98,11 +98,12 @@ class AuditLog:
         self.on_problem: Callable[[str], None] = lambda message: None
 
     def record_call(self, request: Any, decision: Any, answer: Any, result: Any, duration: float, *,
-                    engine: Any) -> None:
+                    engine: Any, fate: Any = None) -> None:
         """The one call TEPS makes when a call's result is final (`engine` gives the mode, dry run, policy
-        state and sandbox at that moment). A record that cannot be made is said, never raised into the call."""
+        state and sandbox at that moment; `fate`, core/fate.py's Fate of the call, what decided it and the
+        scope its process got). A record that cannot be made is said, never raised into the call."""
         try:
-            record = self._call_record(request, decision, answer, result, duration, engine)
+            record = self._call_record(request, decision, answer, result, duration, engine, fate)
         except Exception as exc:  # a record must never break the call it records
             self._said(f"could not make the audit record of {request.tool_name} ({type(exc).__name__}: {exc}); "
                        "tool calls go on")
@@ -110,7 +111,7 @@ class AuditLog:
         self.append(record)
 
     def _call_record(self, request: Any, decision: Any, answer: Any, result: Any, duration: float,
-                     engine: Any) -> dict[str, Any]:
+                     engine: Any, fate: Any) -> dict[str, Any]:
         data = result.data if isinstance(result.data, dict) else {}
         sandbox = getattr(engine, "sandbox", None)
         policy = getattr(engine, "policy", None)
@@ -123,11 +124,15 @@ class AuditLog:
             "verdict": None if decision is None else {
                 "action": decision.action, "level": decision.level.label, "reasons": list(decision.reasons),
                 "matched": list(decision.matched), "network": bool(decision.network)},
-            "allowed_by": allowed_by(decision, answer, result.status, mode, bool(getattr(engine, "dry_run", False))),
+            "allowed_by": allowed_by(decision, answer, result.status, mode, bool(getattr(engine, "dry_run", False)))
+            if fate is None else (str(fate.by) if fate.verb in ("run", "preview") else None),
             "answer": None if answer is None else {
                 "choice": answer.choice, "reason": bounded(answer.reason, self.mask),
                 "grant": answer.grant.label if answer.grant else None, "unsandboxed": answer.unsandboxed,
                 "preview": answer.preview},
+            "fate": None if fate is None else {
+                "verb": fate.verb, "by": bounded(fate.by, self.mask),
+                "scope": {k: v for k, v in vars(fate.scope).items() if v}},
             "mode": mode, "dry_run": bool(getattr(engine, "dry_run", False)),
             "allow_dangerous": bool(getattr(policy, "allow_dangerous", False)),
             "sandbox": None if sandbox is None else {

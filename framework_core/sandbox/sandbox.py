@@ -74,6 +74,15 @@ class Sandbox:
     def overlay(self) -> bool:
         return self.active and self.use_overlay and self.report.overlay
 
+    def is_complete(self) -> bool:
+        """Everything auto mode relies on: commands confined, the workspace-write profile, an overlay (so what a
+        command changes is read, gated and recorded for undo before it lands), and a workspace that is neither
+        the home nor `/` (the overlay would then hold the whole home or system)."""
+        if not (self.active and self.profile == "workspace-write" and self.overlay):
+            return False
+        workspace = self.workspace.resolve()
+        return workspace != Path("/") and not getattr(self, "workspace_is_home", workspace == self.home.resolve())
+
     def describe(self) -> str:
         """A few words for the status line and the approval panel."""
         if self.profile == "off":
