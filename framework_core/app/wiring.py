@@ -42,6 +42,17 @@ def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
     return construct.build_undo(loaded, folder)
 
 
+def build_audit_log(loaded: LoadedConfig, session: MessageManager, events: EventSink):  # -> AuditLog
+    """The workspace's audit log in the data folder (core/audit.py); a failure to write it is said once."""
+    from framework_core.core.audit import AuditLog, log_path
+    from framework_core.core.session import secrets_in_env
+
+    log = AuditLog(log_path(user_data_dir(), loaded.workspace), loaded.workspace, session_id=session.session_id,
+                   mask=secrets_in_env(key_env_vars(loaded)))
+    log.on_problem = lambda message: events(Notice("warning", message))
+    return log
+
+
 def context_roots(loaded: LoadedConfig) -> list[Path]:
     """Where context documents may come from: the workspace and the shipped defaults, plus the folder of a
     context file the user named themselves (their config, --config, LACA_CONTEXT_FILE, a flag); never elsewhere
@@ -79,7 +90,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     sandbox = build_sandbox(loaded)
     teps = TEPSEngine(cfg.teps_settings, registry=registry, workspace=loaded.workspace, approver=approver,
                       policy=build_policy_state(loaded), events=events, audit=session.record, sandbox=sandbox,
-                      undo=build_undo(loaded, session))
+                      undo=build_undo(loaded, session), audit_log=build_audit_log(loaded, session, events))
     mcp = None
     servers = mcp_servers(loaded) if start_mcp else {}
     if servers:
@@ -146,4 +157,6 @@ def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
                    "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
     _spill_for(loaded, agent, session)
+    if agent.teps.audit_log is not None:
+        agent.teps.audit_log.session_id = session.session_id
     return session

@@ -188,17 +188,27 @@ class TrustDecision:
 
 
 class TrustStore:
-    """`trust.json` in LACA's data directory (hidden from commands by the sandbox)."""
+    """`trust.json` in LACA's data directory (hidden from commands by the sandbox), read and written through
+    `JsonStore`: one writer at a time under a lock, atomic replace, the shape checked on read; a damaged file is
+    moved aside and said, with what is lost, never silently replaced."""
 
     def __init__(self, path: Path) -> None:
+        from framework_core.config.json_store import JsonStore
+
         self.path = path
+        self.store = JsonStore(path, what="workspace trust store", check=_checked_store,
+                               empty=lambda: {"workspaces": {}}, lost=_lost_trust, max_depth=64)
+
+    @property
+    def problems(self) -> list[str]:
+        return self.store.problems
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data: dict[str, Any] = self.store.read()
+        except OSError:
             return {"workspaces": {}}
-        return data if isinstance(data, dict) and isinstance(data.get("workspaces"), dict) else {"workspaces": {}}
+        return data
 
     def recorded(self, workspace: Path) -> dict[str, dict[str, str]]:
         entry = self._read()["workspaces"].get(str(workspace.resolve()), {})
@@ -219,17 +229,42 @@ class TrustStore:
         return ok, pending
 
     def record(self, workspace: Path, additions: Iterable[Addition]) -> None:
-        """Remember these additions as trusted (atomic write; a failure leaves the old store)."""
-        data = self._read()
-        entry = data["workspaces"].setdefault(str(workspace.resolve()), {})
+        """Remember these additions as trusted: read, changed and written back under the store's lock (so two
+        LACAs trusting at once keep both decisions), atomically (a failure leaves the old store)."""
+        with self.store.update() as data:
+            entry = data["workspaces"].setdefault(str(workspace.resolve()), {})
+            items = entry.setdefault("items", {})
+            for a in additions:
+                items[a.key] = {"digest": a.digest, "summary": a.summary, "kind": a.kind}
+            entry["trusted_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _checked_store(data: Any) -> dict[str, Any]:
+    """The trust store's shape: {"workspaces": {path: {"items": {key: {"digest": str, ...}}, ...}}}. Extra keys
+    are kept (a later LACA may record more of an item)."""
+    if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
+        raise ValueError('no "workspaces" object at the top')
+    for where, entry in data["workspaces"].items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"the entry of {where} is not an object")
         items = entry.setdefault("items", {})
-        for a in additions:
-            items[a.key] = {"digest": a.digest, "summary": a.summary, "kind": a.kind}
-        entry["trusted_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        if not isinstance(items, dict):
+            raise ValueError(f'"items" of {where} is not an object')
+        for key, item in items.items():
+            if not isinstance(item, dict) or not isinstance(item.get("digest"), str):
+                raise ValueError(f"item {key} of {where} has no digest")
+            if not isinstance(item.get("summary", ""), str) or not isinstance(item.get("kind", ""), str):
+                raise ValueError(f"item {key} of {where} has a summary or kind that is not text")
+    return data
+
+
+def _lost_trust(loose: Any) -> str:
+    spaces = loose.get("workspaces") if isinstance(loose, dict) else None
+    if isinstance(spaces, dict) and spaces:
+        named = ", ".join(map(str, list(spaces)[:3])) + (" …" if len(spaces) > 3 else "")
+        return (f"the trust you gave {len(spaces)} workspace(s) ({named}); LACA asks about what they bring "
+                "again (or pass --trust)")
+    return "every workspace's trust it recorded; LACA asks about what a workspace brings again (or pass --trust)"
 
 
 def listed_by_user(workspace: Path, listed: Iterable[Any]) -> bool:
