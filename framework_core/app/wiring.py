@@ -155,7 +155,8 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         from framework_core.tools.mcp import McpManager
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
-        mcp.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network) if s.sandbox else ()
+        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write")
+                                        if s.sandbox else ())
         mcp.elicit = elicit
         mcp.oauth.interactive = elicit is not None  # a browser sign-in needs someone at the terminal (the REPL)
         mcp.start()

@@ -182,7 +182,7 @@ def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], giv
         if not made:
             listed = data.get("trusted_workspaces") or []
             trust_all = overrides.trust or tr.listed_by_user(workspace, listed if isinstance(listed, list) else [])
-            additions = [a for a, _ in tr.config_additions(layer)] + tr.file_additions(workspace)
+            additions = [a for a, _ in tr.config_additions(layer, workspace)] + tr.file_additions(workspace)
             made.append(given or tr.decide(workspace, additions, tr.default_store(), trust_all=trust_all))
         return made[0]
 

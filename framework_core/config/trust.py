@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from framework_core.config.trust_runs import describe_files, mcp_argv, run_files
 from framework_core.errors import ConfigError
 
 STORE_NAME = "trust.json"
@@ -48,16 +49,20 @@ def digest_of(value: Any) -> str:
 
 # ---- what a workspace brings ---------------------------------------------------------------------------
 
-def config_additions(layer: dict[str, Any]) -> list[tuple[Addition, tuple[str, ...]]]:
-    """The gated values of a workspace config layer, each with its key path."""
+def config_additions(layer: dict[str, Any], workspace: Path | None = None
+                     ) -> list[tuple[Addition, tuple[str, ...]]]:
+    """The gated values of a workspace config layer, each with its key path (an MCP server's digest covers the
+    workspace files it runs when `workspace` is given)."""
     out: list[tuple[Addition, tuple[str, ...]]] = []
     for top in GATED_MAPPINGS:
         entries = layer.get(top)
         if isinstance(entries, dict):
             for name, value in entries.items():
-                kind = "MCP server" if top == "mcp_servers" else "provider"
-                out.append((Addition(f"config:{top}.{name}", kind, _describe(top, name, value), digest_of(value)),
-                            (top, str(name))))
+                if top == "mcp_servers":
+                    out.append((server_addition(f"config:{top}.{name}", name, value, workspace), (top, str(name))))
+                    continue
+                out.append((Addition(f"config:{top}.{name}", "provider", _describe(top, name, value),
+                                     digest_of(value)), (top, str(name))))
     for path in GATED_KEYS:
         setting: Any = layer
         for part in path:
@@ -97,13 +102,22 @@ def file_additions(workspace: Path) -> list[Addition]:
         except ConfigError:
             data = None
         servers = data.get("mcpServers") if isinstance(data, dict) else None
-        for name, value in (servers or {}).items():
-            out.append(Addition(f"mcp:{name}", "MCP server", _describe("mcp_servers", name, value), digest_of(value)))
+        for name, value in (servers if isinstance(servers, dict) else {}).items():
+            out.append(server_addition(f"mcp:{name}", name, value, workspace))
     if (workspace / "tools.yaml").is_file():
         out += _tool_additions(workspace / "tools.yaml")
     if (workspace / ".laca" / "rules.yaml").is_file():
         out += _rule_additions(workspace / ".laca" / "rules.yaml")
     return out
+
+
+def server_addition(key: str, name: Any, value: Any, workspace: Path | None) -> Addition:
+    """An MCP server, trusted together with the workspace files its command line names (their digests)."""
+    files = {}
+    if workspace is not None and isinstance(value, dict) and not value.get("url"):
+        files = run_files(mcp_argv(value), workspace, value.get("cwd") if isinstance(value.get("cwd"), str) else None)
+    digest = digest_of({"entry": value, "runs": files}) if files else digest_of(value)
+    return Addition(key, "MCP server", _describe("mcp_servers", name, value) + describe_files(files), digest)
 
 
 def _tool_additions(path: Path) -> list[Addition]:
@@ -117,11 +131,16 @@ def _tool_additions(path: Path) -> list[Addition]:
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and item.get("name"):
             cfg = item["config"] if isinstance(item.get("config"), dict) else {}
-            what = (f"runs {' '.join(map(str, cfg.get('command') or []))}" if item.get("type") == "cli"
+            cli = item.get("type") == "cli"
+            command = cfg.get("command") if isinstance(cfg.get("command"), list) else []
+            what = (f"runs {' '.join(map(str, command))}" if cli
                     else f"calls {cfg.get('method', 'GET')} {cfg.get('base_url', '?')}")
             ask = "asks first" if item.get("requires_approval", True) else "runs WITHOUT asking"
-            out.append(Addition(f"tool:{item['name']}", "declared tool", f"{item['name']}: {what} ({ask})",
-                                digest_of(item)))
+            net = ("network: yes" if item.get("network") is True else "network: no") if cli else "network: yes"
+            files = run_files(command, path.parent) if cli else {}
+            digest = digest_of({"entry": item, "runs": files}) if files else digest_of(item)
+            out.append(Addition(f"tool:{item['name']}", "declared tool",
+                                f"{item['name']}: {what} ({ask}) · {net}" + describe_files(files), digest))
     return out
 
 
@@ -149,10 +168,21 @@ def _describe(top: str, name: Any, value: Any) -> str:
     env = sorted((value.get("env") or {}).keys()) if isinstance(value.get("env"), dict) else []
     headers = sorted((value.get("headers") or {}).keys()) if isinstance(value.get("headers"), dict) else []
     given = sorted(set(_VAR.findall(json.dumps(value, default=str))))
-    unconfined = " — OUTSIDE the sandbox (sandbox: false)" if value.get("sandbox") is False else ""
     return (f"{name}: {where}" + (f" (env: {', '.join(env)})" if env else "")
             + (f" (headers: {', '.join(headers)})" if headers else "")
-            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + unconfined)
+            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + _reach(value))
+
+
+def _reach(value: dict[str, Any]) -> str:
+    """What a server may reach: the network, and the workspace (read-only unless `workspace: write`)."""
+    if value.get("url"):
+        return " · network: yes (a remote server)"
+    if value.get("sandbox") is False:
+        return " — OUTSIDE the sandbox (sandbox: false): your own permissions, network: yes, writes anywhere"
+    net = "network: no" if value.get("network") is False else "network: yes"
+    ws = ("WRITES the workspace directly (workspace: write; no overlay, no undo)" if value.get("workspace") == "write"
+          else "workspace read-only")
+    return f" · {net} · {ws}"
 
 
 def _short(value: Any, limit: int = 160) -> str:

@@ -29,7 +29,7 @@ def workspace_additions(workspace: Path) -> list["Addition"]:
         from framework_core.config.yaml_load import load_yaml_mapping
 
         try:
-            out += [a for a, _ in config_additions(load_yaml_mapping(ws_config).data)]
+            out += [a for a, _ in config_additions(load_yaml_mapping(ws_config).data, workspace)]
         except ConfigError:
             pass
     return out + file_additions(workspace)
