@@ -87,6 +87,22 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
     return {n: s for n, s in servers.items() if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
 
 
+def tool_pins(loaded: LoadedConfig, servers: dict, *, interactive: bool):  # -> trust_pins.Vetter
+    """The workspace's own servers have their tool definitions pinned in the trust record when trusted."""
+    from framework_core.config import trust_pins
+    from framework_core.config.trust import default_store
+
+    keys = {}
+    for name in servers:
+        source = loaded.source_of(("mcp_servers", name))
+        if name not in loaded.config.mcp_servers:
+            keys[name] = f"mcp:{name}"  # from .mcp.json
+        elif source.startswith("workspace"):
+            keys[name] = f"config:mcp_servers.{name}"
+    return trust_pins.vetter(default_store(), loaded.workspace, keys, accept=loaded.trust.trust_all,
+                             interactive=interactive)
+
+
 def build_sandbox(loaded: LoadedConfig):  # -> Sandbox
     from framework_core.sandbox.sandbox import Sandbox
 
@@ -158,6 +174,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write")
                                         if s.sandbox else ())
         mcp.elicit = elicit
+        mcp.vet_tools = tool_pins(loaded, servers, interactive=elicit is not None)
         mcp.oauth.interactive = elicit is not None  # a browser sign-in needs someone at the terminal (the REPL)
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from framework_core.config.trust_pins import carry_pins, pin_note
 from framework_core.config.trust_runs import describe_files, mcp_argv, run_files
 from framework_core.errors import ConfigError
 
@@ -132,7 +133,7 @@ def _tool_additions(path: Path) -> list[Addition]:
         if isinstance(item, dict) and item.get("name"):
             cfg = item["config"] if isinstance(item.get("config"), dict) else {}
             cli = item.get("type") == "cli"
-            command = cfg.get("command") if isinstance(cfg.get("command"), list) else []
+            command: list[Any] = cfg["command"] if isinstance(cfg.get("command"), list) else []
             what = (f"runs {' '.join(map(str, command))}" if cli
                     else f"calls {cfg.get('method', 'GET')} {cfg.get('base_url', '?')}")
             ask = "asks first" if item.get("requires_approval", True) else "runs WITHOUT asking"
@@ -196,6 +197,7 @@ def _short(value: Any, limit: int = 160) -> str:
 class Pending:
     addition: Addition
     previous: str | None  # the summary the user trusted before, when it changed
+    note: str | None = None  # what changed besides the entry (an MCP server's tool definitions)
 
 
 @dataclass
@@ -204,6 +206,7 @@ class TrustDecision:
 
     approved: frozenset[str] = frozenset()
     skipped: list[Pending] = field(default_factory=list)
+    trust_all: bool = False  # --trust or the user's trusted_workspaces: whatever the workspace brings
 
     def allows(self, key: str) -> bool:
         return key in self.approved
@@ -212,7 +215,8 @@ class TrustDecision:
         if not self.skipped:
             return None
         names = ", ".join(f"{p.addition.kind} {p.addition.key.split(':', 1)[1]}"
-                          + (" (changed)" if p.previous is not None else "") for p in self.skipped)
+                          + (f" ({p.note})" if p.note else " (changed)" if p.previous is not None else "")
+                          for p in self.skipped)
         return (f"Not used, not trusted yet: {names} from the workspace {workspace}. Start the REPL there to "
                 "review them, or pass --trust.")
 
@@ -242,10 +246,11 @@ class TrustStore:
         pending: list[Pending] = []
         for a in additions:
             old = seen.get(a.key)
-            if isinstance(old, dict) and old.get("digest") == a.digest:
+            if isinstance(old, dict) and old.get("digest") == a.digest and not old.get("tools_seen"):
                 ok.add(a.key)
             else:
-                pending.append(Pending(a, old.get("summary") if isinstance(old, dict) else None))
+                pending.append(Pending(a, old.get("summary") if isinstance(old, dict) else None,
+                                       pin_note(old) if isinstance(old, dict) else None))
         return ok, pending
 
     def record(self, workspace: Path, additions: Iterable[Addition]) -> None:
@@ -254,8 +259,11 @@ class TrustStore:
         entry = data["workspaces"].setdefault(str(workspace.resolve()), {})
         items = entry.setdefault("items", {})
         for a in additions:
-            items[a.key] = {"digest": a.digest, "summary": a.summary, "kind": a.kind}
+            items[a.key] = carry_pins(items.get(a.key), {"digest": a.digest, "summary": a.summary, "kind": a.kind})
         entry["trusted_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        self._write(data)
+
+    def _write(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
@@ -296,5 +304,5 @@ def decide(workspace: Path, additions: list[Addition], store: TrustStore, *, tru
             store.record(workspace, [p.addition for p in pending])
         except OSError:
             pass  # still trusted for this run; remembering failed (read-only home)
-        return TrustDecision(frozenset(ok | {p.addition.key for p in pending}))
-    return TrustDecision(frozenset(ok), pending)
+        return TrustDecision(frozenset(ok | {p.addition.key for p in pending}), trust_all=True)
+    return TrustDecision(frozenset(ok), pending, trust_all=trust_all)

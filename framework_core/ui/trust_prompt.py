@@ -64,6 +64,8 @@ def trust_panel(workspace: Path, pending: list["Pending"]) -> Panel:
             rows.append(Text(f"  • {p.addition.kind} {p.addition.key.split(':', 1)[1]}", style="bold"))
             rows.append(Text(f"      was: {visible(p.previous or '')}", style="laca.dim"))
             rows.append(Text(f"      now: {visible(p.addition.summary)}", style="yellow"))
+            if p.note:
+                rows.append(Text(f"      and: {visible(p.note)}", style="bold yellow"))
     rows += [Text(""), Text("Nothing of these is used until you answer. Trust only a workspace whose files you "
                             "know: an MCP server or a tool runs a program of the workspace's choosing.",
                             style="laca.warn")]
