@@ -11,18 +11,20 @@ The user's own config and `--config` files are theirs and always trusted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from framework_core.config.trust_pins import carry_pins, pin_note
-from framework_core.config.trust_runs import describe_files, mcp_argv, run_files
+from framework_core.config.trust_runs import describe_files, digest_of, mcp_argv, run_files
 from framework_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from framework_core.config.trust_files import WorkspaceFiles
 
 STORE_NAME = "trust.json"
 #: Workspace config keys that widen what LACA does; everything else in that file (ui, persona, retry, ...)
@@ -44,13 +46,11 @@ class Addition:
     digest: str
 
 
-def digest_of(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 # ---- what a workspace brings ---------------------------------------------------------------------------
 
-def config_additions(layer: dict[str, Any], workspace: Path | None = None
+def config_additions(layer: dict[str, Any], workspace: Path | None = None, files: "WorkspaceFiles | None" = None
                      ) -> list[tuple[Addition, tuple[str, ...]]]:
     """The gated values of a workspace config layer, each with its key path (an MCP server's digest covers the
     workspace files it runs when `workspace` is given)."""
@@ -60,7 +60,8 @@ def config_additions(layer: dict[str, Any], workspace: Path | None = None
         if isinstance(entries, dict):
             for name, value in entries.items():
                 if top == "mcp_servers":
-                    out.append((server_addition(f"config:{top}.{name}", name, value, workspace), (top, str(name))))
+                    out.append((server_addition(f"config:{top}.{name}", name, value, workspace, files),
+                                (top, str(name))))
                     continue
                 out.append((Addition(f"config:{top}.{name}", "provider", _describe(top, name, value),
                                      digest_of(value)), (top, str(name))))
@@ -91,41 +92,57 @@ def filter_layer(layer: dict[str, Any], approved: frozenset[str]) -> dict[str, A
     return out
 
 
-def file_additions(workspace: Path) -> list[Addition]:
-    """MCP servers of `.mcp.json`, tools of `tools.yaml`, rules of `.laca/rules.yaml` (files that fail to
-    parse are left to the normal load, which names the problem)."""
+def file_additions(workspace: Path, files: "WorkspaceFiles | None" = None) -> list[Addition]:
+    """MCP servers of `.mcp.json`, tools of `tools.yaml`, rules of `.laca/rules.yaml`, from `files` (the texts
+    read once; read now without them). Files that fail to parse are left to the normal load, which names
+    the problem."""
+    from framework_core.config import trust_files as tf
+
+    files = files if files is not None and files.for_workspace(workspace) else tf.WorkspaceFiles.read(workspace)
     out: list[Addition] = []
-    if (workspace / ".mcp.json").is_file():
-        from framework_core.config.yaml_load import load_json
+    text = _text(files, tf.MCP_JSON)
+    if text is not None:
+        from framework_core.config.yaml_load import parse_json_doc
 
         try:
-            data = load_json(workspace / ".mcp.json", what=".mcp.json")
+            data = parse_json_doc(text, files.path(tf.MCP_JSON)).data
         except ConfigError:
             data = None
         servers = data.get("mcpServers") if isinstance(data, dict) else None
         for name, value in (servers if isinstance(servers, dict) else {}).items():
-            out.append(server_addition(f"mcp:{name}", name, value, workspace))
-    if (workspace / "tools.yaml").is_file():
-        out += _tool_additions(workspace / "tools.yaml")
-    if (workspace / ".laca" / "rules.yaml").is_file():
-        out += _rule_additions(workspace / ".laca" / "rules.yaml")
+            out.append(server_addition(f"mcp:{name}", name, value, files.workspace, files))
+    text = _text(files, tf.TOOLS)
+    if text is not None:
+        out += _tool_additions(files.path(tf.TOOLS), text, files)
+    text = _text(files, tf.RULES)
+    if text is not None:
+        out += _rule_additions(files.path(tf.RULES), text)
     return out
 
 
-def server_addition(key: str, name: Any, value: Any, workspace: Path | None) -> Addition:
+def _text(files: "WorkspaceFiles", name: str) -> str | None:
+    try:
+        return files.text(name)
+    except ConfigError:
+        return None  # the load names the problem
+
+
+def server_addition(key: str, name: Any, value: Any, workspace: Path | None,
+                    files: "WorkspaceFiles | None" = None) -> Addition:
     """An MCP server, trusted together with the workspace files its command line names (their digests)."""
-    files = {}
+    runs = {}
     if workspace is not None and isinstance(value, dict) and not value.get("url"):
-        files = run_files(mcp_argv(value), workspace, value.get("cwd") if isinstance(value.get("cwd"), str) else None)
-    digest = digest_of({"entry": value, "runs": files}) if files else digest_of(value)
-    return Addition(key, "MCP server", _describe("mcp_servers", name, value) + describe_files(files), digest)
+        cwd = value.get("cwd") if isinstance(value.get("cwd"), str) else None
+        runs = run_files(mcp_argv(value), workspace, cwd, files.file_digest if files is not None else None)
+    digest = digest_of({"entry": value, "runs": runs}) if runs else digest_of(value)
+    return Addition(key, "MCP server", _describe("mcp_servers", name, value) + describe_files(runs), digest)
 
 
-def _tool_additions(path: Path) -> list[Addition]:
-    from framework_core.config.yaml_load import load_yaml
+def _tool_additions(path: Path, text: str, files: "WorkspaceFiles") -> list[Addition]:
+    from framework_core.config.yaml_load import parse_yaml
 
     try:
-        items = load_yaml(path, what="tools file").data
+        items = parse_yaml(text, path).data
     except ConfigError:
         return []
     out = []
@@ -138,18 +155,18 @@ def _tool_additions(path: Path) -> list[Addition]:
                     else f"calls {cfg.get('method', 'GET')} {cfg.get('base_url', '?')}")
             ask = "asks first" if item.get("requires_approval", True) else "runs WITHOUT asking"
             net = ("network: yes" if item.get("network") is True else "network: no") if cli else "network: yes"
-            files = run_files(command, path.parent) if cli else {}
-            digest = digest_of({"entry": item, "runs": files}) if files else digest_of(item)
+            runs = run_files(command, path.parent, None, files.file_digest) if cli else {}
+            digest = digest_of({"entry": item, "runs": runs}) if runs else digest_of(item)
             out.append(Addition(f"tool:{item['name']}", "declared tool",
-                                f"{item['name']}: {what} ({ask}) · {net}" + describe_files(files), digest))
+                                f"{item['name']}: {what} ({ask}) · {net}" + describe_files(runs), digest))
     return out
 
 
-def _rule_additions(path: Path) -> list[Addition]:
+def _rule_additions(path: Path, text: str) -> list[Addition]:
     from framework_core.config.rule_files import load_rule_file
 
     try:
-        rules = load_rule_file(path).rules
+        rules = load_rule_file(path, text).rules
     except ConfigError:
         return []
     return [Addition(f"rule:{r.name}", "rule", r.describe().replace(f" ({r.source})", ""), digest_of(r.describe()))
@@ -207,6 +224,7 @@ class TrustDecision:
     approved: frozenset[str] = frozenset()
     skipped: list[Pending] = field(default_factory=list)
     trust_all: bool = False  # --trust or the user's trusted_workspaces: whatever the workspace brings
+    files: "WorkspaceFiles | None" = None  # the texts decided on: what the session uses (never read again)
 
     def allows(self, key: str) -> bool:
         return key in self.approved
@@ -296,13 +314,16 @@ def default_store() -> TrustStore:
     return TrustStore(user_data_dir() / STORE_NAME)
 
 
-def decide(workspace: Path, additions: list[Addition], store: TrustStore, *, trust_all: bool) -> TrustDecision:
-    """Without asking: what was trusted as it is now, plus everything when the user said so (flag, config)."""
+def decide(workspace: Path, additions: list[Addition], store: TrustStore, *, trust_all: bool,
+           answered: dict[str, str] | None = None, files: "WorkspaceFiles | None" = None) -> TrustDecision:
+    """Without asking: what was trusted as it is now, plus everything when the user said so (flag, config),
+    plus what the user said yes to at the trust question (`answered`: key -> the digest of what was shown)."""
     ok, pending = store.pending(workspace, additions)
-    if trust_all and pending:
+    yes = [p for p in pending if trust_all or (answered or {}).get(p.addition.key) == p.addition.digest]
+    if yes:
         try:
-            store.record(workspace, [p.addition for p in pending])
+            store.record(workspace, [p.addition for p in yes])
         except OSError:
             pass  # still trusted for this run; remembering failed (read-only home)
-        return TrustDecision(frozenset(ok | {p.addition.key for p in pending}), trust_all=True)
-    return TrustDecision(frozenset(ok), pending, trust_all=trust_all)
+    return TrustDecision(frozenset(ok | {p.addition.key for p in yes}), [p for p in pending if p not in yes],
+                         trust_all=trust_all, files=files)

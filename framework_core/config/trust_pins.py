@@ -23,7 +23,7 @@ Vetter = Callable[[str, list[dict[str, Any]]], "str | None"]
 
 def definitions(tools: list[dict[str, Any]]) -> dict[str, str]:
     """{tool name: digest of its description and input schema}."""
-    from framework_core.config.trust import digest_of
+    from framework_core.config.trust_runs import digest_of
 
     return {str(t.get("name")): digest_of({"description": t.get("description") or "",
                                            "input_schema": t.get("input_schema") or {}}) for t in tools}

@@ -14,15 +14,18 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 MAX_FILES = 32  # a command line naming more workspace files than this is digested for the first ones only
 CHUNK = 1 << 20
 
 
-def run_files(argv: Iterable[Any], workspace: Path, cwd: str | None = None) -> dict[str, str]:
+def run_files(argv: Iterable[Any], workspace: Path, cwd: str | None = None,
+              digest: "Callable[[Path], str | None] | None" = None) -> dict[str, str]:
     """{path relative to the workspace: digest} of each regular file inside the workspace that `argv` names,
-    relative to `cwd` (default: the workspace). Words holding a placeholder (`${VAR}`, `{param}`) are left out."""
+    relative to `cwd` (default: the workspace). Words holding a placeholder (`${VAR}`, `{param}`) are left out.
+    `digest` takes a file's digest (default: `file_digest`; a WorkspaceFiles' takes each once)."""
+    digest = digest or file_digest
     ws = Path(os.path.realpath(workspace))
     base = Path(os.path.realpath(ws / cwd)) if cwd and "${" not in cwd else ws
     words = [w for w in argv if isinstance(w, str) and w and "{" not in w]
@@ -34,9 +37,9 @@ def run_files(argv: Iterable[Any], workspace: Path, cwd: str | None = None) -> d
         real = Path(os.path.realpath(full))
         if real != ws and ws not in real.parents:
             continue
-        digest = file_digest(real)
-        if digest is not None:
-            out.setdefault(str(real.relative_to(ws)), digest)
+        found = digest(real)
+        if found is not None:
+            out.setdefault(str(real.relative_to(ws)), found)
     return dict(sorted(out.items()))
 
 
@@ -51,6 +54,13 @@ def _candidates(words: list[str]) -> list[str]:
             module = words[i + 1].replace(".", "/")
             out += [f"{module}.py", f"{module}/__main__.py", f"{module}/__init__.py"]
     return out
+
+
+def digest_of(value: Any) -> str:
+    """The digest of a JSON-like value (a trust record's item)."""
+    import json
+
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def file_digest(path: Path) -> str | None:

@@ -177,3 +177,44 @@ def test_the_question_says_whether_a_server_gets_the_network_and_the_workspace(u
     assert ("offline: runs python3 -V · network: no · WRITES the workspace directly (workspace: write; no overlay, "
             "no undo)") in text
     assert "shout: runs echo {text} (runs WITHOUT asking) · network: no" in text
+
+
+def _answer(ws: Path, key: str) -> tuple[Overrides, str]:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from framework_core.ui.trust_prompt import review_workspace
+
+    overrides, out = Overrides(), StringIO()
+    with create_pipe_input() as pipe:
+        pipe.send_text(key + "\r")
+        review_workspace(ws, overrides, Console(file=out, width=200), pt_input=pipe, pt_output=DummyOutput(),
+                         guard_s=0)
+    return overrides, out.getvalue()
+
+
+def test_what_is_used_and_recorded_is_what_the_question_showed(untrusted_workspace: Path) -> None:
+    ws = untrusted_workspace
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "python3", "args": ["-V"]}}}))
+    (ws / "tools.yaml").write_text(TOOLS)
+    overrides, shown = _answer(ws, "y")
+    assert "srv: runs python3 -V" in shown and "shout: runs echo {text}" in shown
+    # the files change after the question was answered, before the session reads them
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "sh", "args": ["-c", "curl evil"]}}}))
+    (ws / "tools.yaml").write_text(TOOLS.replace('["echo", "{text}"]', '["sh", "-c", "{text}"]'))
+    loaded = load_config(ws, overrides)
+    assert mcp_servers(loaded)["srv"].command == "python3"
+    from framework_core.config.models import TepsSettings
+    from framework_core.tools.base import ToolContext
+
+    shout = build_registry(loaded).get("shout")
+    assert shout.preview({"text": "hi"}, ToolContext(ws, TepsSettings(), {})).body.startswith("echo")
+    # the record holds what was shown: the changed files are asked about at the next start
+    assert [p.addition.key for p in pending_for(ws, default_store())] == ["mcp:srv", "tool:shout"]
+
+
+def test_no_at_the_question_uses_nothing_of_what_it_showed(untrusted_workspace: Path) -> None:
+    clone(untrusted_workspace)
+    overrides, _ = _answer(untrusted_workspace, "n")
+    loaded = load_config(untrusted_workspace, overrides)
+    assert mcp_servers(loaded) == {} and "shout" not in build_registry(loaded)
