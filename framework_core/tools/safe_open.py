@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import os
 import stat
 from collections import deque
 from pathlib import Path
+from typing import Any
 
 SYS_OPENAT2 = 437  # the same number on x86_64 and aarch64 (the generic syscall table)
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -42,18 +44,26 @@ class NotRegular(OSError):
 _openat2_state: list[bool] = []  # [False] once the kernel said ENOSYS: not tried again
 
 
+@functools.cache
+def _syscall() -> tuple[Any, Any]:
+    """(libc's syscall function, the `struct open_how` type), made on first use."""
+    import ctypes
+
+    class OpenHow(ctypes.Structure):
+        _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+    return ctypes.CDLL(None, use_errno=True).syscall, OpenHow
+
+
 def _openat2(dir_fd: int, rel: str, flags: int, mode: int) -> int | None:
     """The descriptor, or None when this kernel (or a seccomp filter) has no openat2."""
     if _openat2_state and not _openat2_state[0]:
         return None
     import ctypes
 
-    class OpenHow(ctypes.Structure):
-        _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    how = OpenHow(flags, mode if flags & os.O_CREAT else 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
-    fd = libc.syscall(ctypes.c_long(SYS_OPENAT2), ctypes.c_int(dir_fd), ctypes.c_char_p(os.fsencode(rel)),
+    syscall, open_how = _syscall()
+    how = open_how(flags, mode if flags & os.O_CREAT else 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
+    fd = syscall(ctypes.c_long(SYS_OPENAT2), ctypes.c_int(dir_fd), ctypes.c_char_p(os.fsencode(rel)),
                       ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)))
     if fd >= 0:
         _openat2_state[:] = [True]
