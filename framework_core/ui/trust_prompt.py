@@ -84,7 +84,7 @@ def review_workspace(workspace: Path, overrides: "Overrides", console: Console, 
     """Ask about new or changed additions; a yes is remembered, a no leaves them out of this session.
     `guard_s`: how long keys typed before the question are ignored (ui/keys.py's default when None)."""
     from framework_core.config.trust import default_store, trusted_by_user_config
-    from framework_core.ui.keys import ask_key
+    from framework_core.ui.keys import DEFAULT_GUARD_S, ask_key
 
     if overrides.trust or not brings_anything(workspace) or trusted_by_user_config(workspace):
         return  # the config load trusts and records them
@@ -99,7 +99,7 @@ def review_workspace(workspace: Path, overrides: "Overrides", console: Console, 
     console.print(trust_panel(workspace.resolve(), pending))
     try:
         key = ask_key("Use them? y then Enter: trust and remember · n then Enter: start without them ", "yn",
-                      pt_input=pt_input, pt_output=pt_output, **({} if guard_s is None else {"guard_s": guard_s}))
+                      pt_input=pt_input, pt_output=pt_output, guard_s=DEFAULT_GUARD_S if guard_s is None else guard_s)
     except (KeyboardInterrupt, EOFError):
         key = "n"
     if key == "y":  # the config load records exactly these (and uses them even if recording fails)
