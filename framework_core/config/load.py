@@ -200,6 +200,18 @@ def _workspace_layer(files: "WorkspaceFiles") -> YamlDoc | None:
     return doc
 
 
+def workspace_layer(files: "WorkspaceFiles") -> dict[str, Any] | None:
+    """The workspace config file's values as the load sees them (paths resolved), from the text read once;
+    None when there is none, or it is LACA's shipped file. Raises ConfigError naming a broken file."""
+    if (files.workspace / CONFIG_NAME).resolve() == (shipped_dir() / CONFIG_NAME).resolve():
+        return None
+    doc = _workspace_layer(files)
+    if doc is None:
+        return None
+    _resolve_paths(doc.data, files.workspace)
+    return doc.data
+
+
 def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], given: "TrustDecision | None",
                 files: "WorkspaceFiles"):
     """A gate for the workspace layer and a getter for the decision it made (made once, on first need)."""

@@ -22,23 +22,18 @@ def workspace_additions(workspace: Path, files: "WorkspaceFiles | None" = None) 
     """Everything the workspace brings, from its files as read once (`files`; read now without them). Files
     that fail to parse are left to the config load to report."""
     from framework_core.errors import ConfigError
-    from framework_core.config.shipped import CONFIG_NAME, shipped_dir
+    from framework_core.config.load import workspace_layer
     from framework_core.config.trust import config_additions, file_additions
     from framework_core.config.trust_files import WorkspaceFiles
 
     files = files or WorkspaceFiles.read(workspace)
     out: list[Addition] = []
-    ws_config = workspace / CONFIG_NAME
-    if ws_config.resolve() != (shipped_dir() / CONFIG_NAME).resolve():
-        from framework_core.config.yaml_load import parse_yaml
-
-        try:
-            text = files.text(CONFIG_NAME)
-            layer = parse_yaml(text, files.path(CONFIG_NAME)).data if text is not None else None
-            if isinstance(layer, dict):
-                out += [a for a, _ in config_additions(layer, workspace, files)]
-        except ConfigError:
-            pass
+    try:
+        layer = workspace_layer(files)  # as the config load sees it, so that the digests shown are the ones used
+    except ConfigError:
+        layer = None
+    if layer is not None:
+        out += [a for a, _ in config_additions(layer, workspace, files)]
     return out + file_additions(workspace, files)
 
 

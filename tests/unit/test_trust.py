@@ -218,3 +218,14 @@ def test_no_at_the_question_uses_nothing_of_what_it_showed(untrusted_workspace: 
     overrides, _ = _answer(untrusted_workspace, "n")
     loaded = load_config(untrusted_workspace, overrides)
     assert mcp_servers(loaded) == {} and "shout" not in build_registry(loaded)
+
+
+def test_a_yes_to_a_setting_with_a_path_is_the_setting_the_load_uses(untrusted_workspace: Path) -> None:
+    ws = untrusted_workspace
+    (ws / "mine.yaml").write_text(TOOLS)
+    (ws / "framework_config.yaml").write_text("tools_files: [mine.yaml]\nteps_settings:\n  keep_env: [MY_VAR]\n")
+    overrides, shown = _answer(ws, "y")
+    assert "tools_files" in shown
+    loaded = load_config(ws, overrides)
+    assert loaded.config.tools_files == [str(ws.resolve() / "mine.yaml")] and loaded.trust.skipped == []
+    assert "MY_VAR" in loaded.config.teps_settings.keep_env and "shout" in build_registry(loaded)
