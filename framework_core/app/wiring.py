@@ -102,13 +102,39 @@ def tool_pins(loaded: LoadedConfig, servers: dict, *, interactive: bool):  # -> 
 
     keys = {}
     for name in servers:
-        source = loaded.source_of(("mcp_servers", name))
         if name not in loaded.config.mcp_servers:
             keys[name] = f"mcp:{name}"  # from .mcp.json
-        elif source.startswith("workspace"):
+        elif _workspace_server(loaded, name):
             keys[name] = f"config:mcp_servers.{name}"
     return trust_pins.vetter(default_store(), loaded.workspace, keys, accept=loaded.trust.trust_all,
                              interactive=interactive)
+
+
+def script_check(loaded: LoadedConfig, servers: dict) -> Callable[[str], str | None]:
+    """Before each start of a workspace server: the workspace files it runs are still those trusted (a script
+    an approved command rewrote mid-session is not run by the server's restart)."""
+    from framework_core.config.trust_runs import run_files
+
+    files = loaded.trust.files
+    trusted = {name: run_files([s.command, *s.args], loaded.workspace, s.cwd,
+                               files.file_digest if files is not None else None)
+               for name, s in servers.items() if s.command and _workspace_server(loaded, name)}
+
+    def check(name: str) -> str | None:
+        if name not in trusted:
+            return None
+        s = servers[name]
+        now = run_files([s.command, *s.args], loaded.workspace, s.cwd)
+        changed = sorted(p for p in set(trusted[name]) | set(now) if trusted[name].get(p) != now.get(p))
+        if not changed:
+            return None
+        return (f"MCP server '{name}' not started: {', '.join(changed)} changed since you trusted it. Start LACA "
+                "again here to be asked about the change.")
+    return check
+
+
+def _workspace_server(loaded: LoadedConfig, name: str) -> bool:
+    return name not in loaded.config.mcp_servers or loaded.source_of(("mcp_servers", name)).startswith("workspace")
 
 
 def build_sandbox(loaded: LoadedConfig):  # -> Sandbox
@@ -183,6 +209,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
                                         if s.sandbox else ())
         mcp.elicit = elicit
         mcp.vet_tools = tool_pins(loaded, servers, interactive=elicit is not None)
+        mcp.vet_launch = script_check(loaded, servers)
         mcp.oauth.interactive = elicit is not None  # a browser sign-in needs someone at the terminal (the REPL)
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)

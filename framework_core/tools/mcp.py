@@ -69,6 +69,9 @@ class McpManager:
         #: Given a server's name and its tools' definitions (name, description, input_schema): None to use them,
         #: or why not (a trusted workspace server whose definitions changed: framework_core/config/trust_pins.py).
         self.vet_tools: Callable[[str, list[dict[str, Any]]], str | None] = lambda name, tools: None
+        #: Given a server's name before each start: None to start it, or why not (a trusted workspace server
+        #: whose script changed since it was trusted is not restarted with the change).
+        self.vet_launch: Callable[[str], str | None] = lambda name: None
         self.backoff: tuple[float, ...] = BACKOFF_S  # waits before each restart after a lost connection
         self.log_notice_every_s = LOG_NOTICE_EVERY_S  # a server's logged errors are said at most this often
         self.calls = CallRunner(self)
@@ -108,6 +111,11 @@ class McpManager:
 
     def _launch(self, server: _Server) -> None:
         assert self._loop is not None
+        refused = self.vet_launch(server.name)
+        if refused:
+            server.fail(refused)
+            self.notice("error", refused, key=f"launch:{server.name}")
+            return
         server.gen += 1
         server.ready.clear()
         server.state, server.started_at = "starting", time.monotonic()

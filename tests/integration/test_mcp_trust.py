@@ -66,3 +66,26 @@ def test_a_changed_tool_description_is_held_back_and_asked_about(untrusted_works
     finally:
         agent.mcp.close()
     assert pending_for(ws, default_store()) == []
+
+
+def test_a_script_changed_mid_session_is_not_run_by_a_restart(untrusted_workspace: Path) -> None:
+    ws = untrusted_workspace
+    (ws / "description.txt").write_text("Echo the text back.\n")
+    (ws / "tools").mkdir()
+    (ws / "tools" / "server.py").write_text(Path(DESCRIBED).read_text())
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": sys.executable,
+                                                                      "args": ["tools/server.py"], "sandbox": False}}}))
+    _, agent = start(ws, Overrides(trust=True))
+    try:
+        wait_for(lambda: TOOL in agent.teps.registry, 60, "the trusted server's tool")
+        with (ws / "tools" / "server.py").open("a") as fh:
+            fh.write("# an approved command appended this\n")
+        agent.mcp.restart("srv")
+        said = wait_for(lambda: [t for _, t in agent.mcp.take_notices() if "not started" in t], 30,
+                        "the refusal to restart")
+    finally:
+        agent.mcp.close()
+    assert said == ["MCP server 'srv' not started: tools/server.py changed since you trusted it. Start LACA again "
+                    "here to be asked about the change."]
+    assert [s.state for s in agent.mcp.status()] == ["failed"]
+    assert not load_config(ws, Overrides()).trust.allows("mcp:srv")  # and the next start asks
