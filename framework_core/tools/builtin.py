@@ -125,8 +125,9 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         if b"\0" in os.pread(fd, 8192, 0):
             raise ToolError(f"{path} looks like a binary file; not returned as text")
         shown = str(args.get("path")) if inside else str(path)
-        # the descriptor's own file, whatever the path names by now
-        view = bound_file(f"/proc/self/fd/{fd}", ctx.result_budget(), offset=offset, limit=limit, shown_path=shown,
+        # the descriptor's own file, whatever the path names by now (by its path only where /proc is missing)
+        source = f"/proc/self/fd/{fd}" if os.path.isdir("/proc/self/fd") else path
+        view = bound_file(source, ctx.result_budget(), offset=offset, limit=limit, shown_path=shown,
                           encoding=encoding)
     except RangeError as exc:
         raise ToolArgumentError(str(exc)) from None
