@@ -34,6 +34,9 @@ GATED_KEYS = (("tools_files",), ("context_definition_file",), ("api_key_env_var"
               ("teps_settings", "allowlist_file"), ("teps_settings", "rule_files"), ("teps_settings", "keep_env"),
               ("teps_settings", "scrub_env_patterns"))
 NEVER_FROM_WORKSPACE = ("trusted_workspaces",)
+#: Gated settings that name files: the workspace files they name are trusted with them (their digests).
+FILE_KEYS = (("tools_files",), ("context_definition_file",), ("teps_settings", "allowlist_file"),
+             ("teps_settings", "rule_files"))
 # `${VAR}` / `${VAR:-default}` in an MCP server's settings: a variable of the user's environment it is given
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 
@@ -71,7 +74,13 @@ def config_additions(layer: dict[str, Any], workspace: Path | None = None, files
             setting = setting.get(part) if isinstance(setting, dict) else None
         if setting is not None:
             dotted = ".".join(path)
-            out.append((Addition(f"config:{dotted}", "setting", f"{dotted}: {_short(setting)}", digest_of(setting)),
+            named = {}  # a rule, tool or context file of the workspace: trusted as it is
+            if workspace is not None and path in FILE_KEYS:
+                named = run_files(setting if isinstance(setting, list) else [setting], workspace, None,
+                                  files.file_digest if files is not None else None)
+            out.append((Addition(f"config:{dotted}", "setting",
+                                 f"{dotted}: {_short(setting)}" + describe_files(named, "names"),
+                                 digest_of({"entry": setting, "files": named}) if named else digest_of(setting)),
                         path))
     return out
 

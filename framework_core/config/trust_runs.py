@@ -82,12 +82,12 @@ def file_digest(path: Path) -> str | None:
         os.close(fd)
 
 
-def describe_files(files: dict[str, str]) -> str:
+def describe_files(files: dict[str, str], verb: str = "runs") -> str:
     """` · runs workspace file(s) a.py (1a2b3c4d), …` for the trust question; '' for none."""
     if not files:
         return ""
     shown = ", ".join(f"{p} ({d[:8]})" for p, d in files.items())
-    return f" · runs workspace file{'s' if len(files) > 1 else ''} {shown}"
+    return f" · {verb} workspace file{'s' if len(files) > 1 else ''} {shown}"
 
 
 def mcp_argv(value: dict[str, Any]) -> list[Any]:

@@ -229,3 +229,14 @@ def test_a_yes_to_a_setting_with_a_path_is_the_setting_the_load_uses(untrusted_w
     loaded = load_config(ws, overrides)
     assert loaded.config.tools_files == [str(ws.resolve() / "mine.yaml")] and loaded.trust.skipped == []
     assert "MY_VAR" in loaded.config.teps_settings.keep_env and "shout" in build_registry(loaded)
+
+
+def test_a_tools_file_the_workspace_config_names_is_trusted_as_it_was(untrusted_workspace: Path) -> None:
+    ws = untrusted_workspace
+    (ws / "mine.yaml").write_text(TOOLS)
+    (ws / "framework_config.yaml").write_text("tools_files: [mine.yaml]\n")
+    assert "shout" in build_registry(load_config(ws, Overrides(trust=True)))
+    (ws / "mine.yaml").write_text(TOOLS.replace('["echo", "{text}"]', '["sh", "-c", "{text}"]'))
+    loaded = load_config(ws, Overrides())
+    assert loaded.config.tools_files == [] and "shout" not in build_registry(loaded)
+    assert "setting tools_files (changed)" in (loaded.trust.skipped_line(ws) or "")
