@@ -154,9 +154,10 @@ class Sandbox:
             if mode != "overlay":
                 shutil.rmtree(scratch, ignore_errors=True)
 
-    def server_wrapper(self, *, network: bool, cwd: Path | None = None) -> tuple[str, ...]:
+    def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
-        a command, with the workspace writable in place (a server's changes cannot wait for it to exit), its
+        a command, with the workspace read-only, or with `write` writable in place (a server's changes cannot
+        wait for it to exit: no overlay, no undo; the trust question says so), its
         package caches writable (uvx, npx), and the network unless the server's settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
@@ -167,7 +168,7 @@ class Sandbox:
         hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
         caches = tuple(str(p) for p in (self.home / ".cache", self.home / ".npm") if p.is_dir())
         filter_file = self._seccomp_file()
-        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write", network,
+        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if write else "read-only", network,
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), writable=caches, reexposed=_reexposed())
