@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from framework_core.policy.classifier import analyse
 from framework_core.policy.grants import is_simple_command
 
 SPLIT = re.compile(r"\|\||&&|[;&|()\n`]|\$\(")
@@ -64,13 +65,27 @@ class Rule:
     def matches_command(self, cmd: str) -> bool:
         """Allow: the whole command is one plain command whose words start with the rule's, program word
         exactly as written (`./pytest`, `/tmp/evil/pytest` and `PATH=… pytest` are not `pytest`).
-        Deny: any part of the command, with assignments skipped and paths folded to the program name."""
+        Deny: any simple command the classifier's walk judged (inside wrappers, `bash -c`, substitutions,
+        after `cd … &&`), or any part of the text, with assignments skipped and paths folded to the program
+        name."""
         cmd = cmd.strip()
         if self.tool is not None:
             return False
         if self.action == "allow":
             return is_simple_command(cmd) and self._matches_part(cmd, lenient=False)
+        if any(self._matches_words(list(s)) for s in analyse(cmd)[1]):
+            return True
         return any(self._matches_part(part, lenient=True) for part in SPLIT.split(cmd) if part.strip())
+
+    def _matches_words(self, toks: list[str]) -> bool:
+        """A deny rule against one parsed simple command (its words as bash would pass them)."""
+        if not toks:
+            return False
+        toks = [toks[0].rsplit("/", 1)[-1], *toks[1:]]
+        if self.command is not None:
+            want = _split_words(self.command)
+            return bool(want) and [want[0].rsplit("/", 1)[-1], *want[1:]] == toks
+        return bool(self.prefix) and tuple(toks[: len(self.prefix or ())]) == self.prefix
 
     def _matches_part(self, part: str, lenient: bool) -> bool:
         part = part.strip()
@@ -89,6 +104,13 @@ class Rule:
 
     def matches_tool(self, tool_name: str) -> bool:
         return self.tool is not None and fnmatchcase(tool_name, self.tool)
+
+
+def _split_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
 
 
 @dataclass

@@ -28,8 +28,11 @@ def classify_words(words: list[Word], prefix: list[tuple[str, str]], ctx: Ctx) -
     extra = [confirm([f"{k}={v}"], why) for k, v in prefix if (why := prefix_problem(k, v))]
     if not words:
         return Verdict.combine(extra or [Verdict(Level.SAFE, ("assigns variables",))]), Flow()
+    ctx.segments.append(tuple(w.text for w in words))
     inner, wrapped, seen = unwrap(words, ctx)
     extra += wrapped
+    if inner and len(inner) < len(words):
+        ctx.segments.append(tuple(w.text for w in inner))
     if not inner:
         if "env" in seen:
             return Verdict.combine(extra + [confirm([w.text for w in words], "prints every environment variable, "
