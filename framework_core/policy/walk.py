@@ -285,6 +285,9 @@ def _for(node: Any, ctx: Ctx) -> Flow:
         if child.type == "do_group":
             if var is not None:
                 name = text_of(var)
+                why = assignment_problem(name)
+                if why:
+                    ask(ctx, f"for {name} in …", why)
                 ctx.values.pop(name, None)
                 if values and not any(v.dynamic for v in values):
                     ctx.values[name] = tuple(v.text for v in values)

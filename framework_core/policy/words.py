@@ -13,7 +13,7 @@ import re
 import shlex
 from typing import Any, Callable
 
-from framework_core.policy.builtins import arith_problem, subscript_problem
+from framework_core.policy.builtins import arith_problem, assignment_problem, subscript_problem
 from framework_core.policy.context import Ctx, Flow, Word
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.network import SECRET_VAR
@@ -38,10 +38,17 @@ def ask(ctx: Ctx, what: str, why: str) -> None:
     ctx.add(Verdict(Level.NEEDS_CONFIRM, (f'"{what[:70]}": {why}',)))
 
 
+ASSIGNING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
+
+
 def check_braced(raw: str, ctx: Ctx) -> None:
-    """`${…}` forms bash evaluates: subscripts and offsets as arithmetic, `${!x}`, `${x@P}`."""
+    """`${…}` forms bash evaluates: subscripts and offsets as arithmetic, `${!x}`, `${x@P}`, and `${x:=v}`,
+    which assigns x."""
     for inner in BRACED.findall(raw):
         body = inner.lstrip("#")
+        assigned = ASSIGNING.match(body)
+        if assigned and assignment_problem(assigned.group(1)):
+            ask(ctx, raw, assignment_problem(assigned.group(1)))
         if body.startswith("!") and not INDIRECT_OK.fullmatch(body):
             ask(ctx, raw, "an indirect expansion evaluates a name chosen at run time (a subscript there runs code)")
         elif body.endswith("@P"):
