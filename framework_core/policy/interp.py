@@ -79,18 +79,37 @@ def _script(argv: list[str], words: list[Word], idx: int, ctx: Ctx) -> tuple[Ver
     return confirm(argv, f"{argv[0]} runs the script {w.text}"), Flow()
 
 
+#: Modules that fetch packages or serve (`python -m pip install`, `python -m build` fetches its build backend).
+NETWORK_MODULES = {"http.server", "build", "twine", "pipx", "poetry", "uv", "pdm", "hatch", "conda", "ensurepip"}
+
+
+def module_uses_network(rest: list[str]) -> bool:
+    from framework_core.policy.network import uses_network
+
+    if not rest:
+        return False
+    module = rest[0]
+    if module in ("pip", "pip3"):
+        return uses_network(["pip", *rest[1:]])
+    return module in NETWORK_MODULES or (module == "uv" and uses_network(["uv", *rest[1:]]))
+
+
 def language(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     """python, node, perl …: the code is in another language, so it asks; network input is Dangerous."""
     name = _family(argv[0])
     if any(w.flow.network or set(w.names) & ctx.fetched for w in words[1:]):
         return danger(argv, f"{argv[0]} runs code that came from the network"), Flow()
+    from framework_core.policy.network import uses_network
+
+    if uses_network(argv):  # bun install, deno cache …: a package manager as much as a language
+        return confirm(argv, f"{argv[0]} {argv[1] if len(argv) > 1 else ''} fetches packages", network=True), Flow()
     code_opts = CODE_OPTS.get(name, ())
     args = argv[1:]
     for i, a in enumerate(args):
         if a in code_opts or any(a.startswith(o) and len(o) == 2 and len(a) > 2 for o in code_opts):
             what = "a module from the working directory first" if a == "-m" else "inline code"
-            network = a == "-m" and args[i + 1:i + 2] and args[i + 1] in ("pip", "http.server", "ensurepip")
-            return confirm(argv, f"{argv[0]} runs {what}", network=bool(network)), Flow()
+            network = a == "-m" and module_uses_network(args[i + 1:])
+            return confirm(argv, f"{argv[0]} runs {what}", network=network), Flow()
         if not a.startswith("-"):
             if a in STDIN_SCRIPTS:
                 break

@@ -8,6 +8,8 @@ left asks. Every command also reports its data flow (network, secrets in its out
 
 from __future__ import annotations
 
+import re
+
 from framework_core.policy import interp, programs
 from framework_core.policy.builtins import builtin, prefix_problem
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
@@ -77,8 +79,9 @@ def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     if name == "git" and "clone" in texts:
         _remember_clone(texts, ctx)
     if name is None:
-        return confirm(texts, f"runs {head.text}: a program outside the system's own directories is not known"), \
-            Flow(runs_input=True)
+        net = _local_manager_network(head.text, texts[1:])
+        return confirm(texts, f"runs {head.text}: a program outside the system's own directories is not known",
+                       network=net), Flow(runs_input=True, network=net)
     argv = [name, *texts[1:]]
     if name == "xargs":
         return _xargs(argv, words, ctx)
@@ -86,6 +89,20 @@ def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     if result is not None:
         return result
     return confirm(argv, f"'{name}' is not known to be read-only"), Flow()
+
+
+#: Package managers called by path (a virtual environment's pip, a project's Gradle or Maven wrapper): still
+#: not known programs, so they ask, but an approved one is given the network it needs.
+LOCAL_PACKAGE_MANAGERS = {"pip": "pip", "pip3": "pip", "uv": "uv", "npm": "npm", "npx": "npx", "yarn": "yarn",
+                          "pnpm": "pnpm", "cargo": "cargo", "gradlew": "gradlew", "mvnw": "mvn", "poetry": "poetry",
+                          "pipx": "pipx", "go": "go", "bun": "bun", "twine": "twine", "pdm": "pdm", "conda": "conda"}
+def _local_manager_network(program: str, args: list[str]) -> bool:
+    """Does a package manager or interpreter called by path (`.venv/bin/pip install`, `.venv/bin/python -m pip
+    install`, `./gradlew build`) fetch from the network?"""
+    local = re.sub(r"^(pip|python)[0-9.]*$", r"\1", program.rsplit("/", 1)[-1])
+    if local == "python":
+        return "-m" in args and interp.module_uses_network(args[args.index("-m") + 1:])
+    return local in LOCAL_PACKAGE_MANAGERS and uses_network([LOCAL_PACKAGE_MANAGERS[local], *args])
 
 
 BUILD_RUNNERS = {"make", "gmake", "npm", "yarn", "pnpm", "bun", "cargo", "go", "pip", "pip3", "python", "python3",
