@@ -12,7 +12,8 @@ from functools import lru_cache
 
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.paths import device_reason, holds_secrets, secret_reason, show, write_reason
+from framework_core.policy.paths import (device_reason, holds_secrets, read_location_problem, secret_reason, show,
+                                         write_reason)
 from framework_core.policy.spec import Parsed, Spec, check_examples, parse
 from framework_core.policy.targets import resolve
 
@@ -139,7 +140,30 @@ def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, s
             return f"reads {device} directly (everything on it, secrets included)", device
         if recursive and holds_secrets(t.path):
             return f"reads all of {show(t.path)}, which holds credentials", f"files under {show(t.path)}"
+        where = read_location_problem(t.path, t.glob, recursive)
+        if where:
+            return f"reads {where}", ""
     return "", ""
+
+
+#: Programs that walk the whole tree below what they are given (and `ls -R`): they look only where reading
+#: would be known harmless. A plain `ls` shows one directory's names, and realpath or stat none at all.
+NAME_WALKERS = {"tree", "du"}
+
+
+def where_problem(w: Word, ctx: Ctx, recursive: bool) -> str:
+    """Why the place a word names is not known to be harmless to look at ("" when it is)."""
+    if w.listed:
+        return ""
+    for t in resolve(w, ctx):
+        if t.unknown:
+            return f"a path known only at run time ({t.unknown})"
+        if recursive and holds_secrets(t.path):
+            return f"all of {show(t.path)}, which holds credentials"
+        why = read_location_problem(t.path, t.glob, recursive)
+        if why:
+            return why
+    return ""
 
 
 def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> tuple[str, str]:
@@ -153,6 +177,10 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
             why, secret = _read_problem(words[offset + idx], value, False, ctx)
             if why:
                 return why, secret
+    if s.operands == "names" and (s.program in NAME_WALKERS or recursive):  # walked: only where reading is harmless
+        listed = [words[offset + i] for i in p.operands] or [Word(".")]
+        why = next((w for word in listed if (w := where_problem(word, ctx, recursive))), "")
+        return (f"lists {why}", "") if why else ("", "")
     if s.operands not in ("files", "pattern"):
         return "", ""
     operands = p.operands

@@ -15,7 +15,7 @@ from framework_core.policy.builtins import arith_problem
 from framework_core.policy.context import Ctx, Flow, confirm, danger
 from framework_core.policy.levels import Verdict
 from framework_core.policy.network import SECRET_VAR
-from framework_core.policy.paths import secret_reason, show, write_reason
+from framework_core.policy.paths import read_location_problem, secret_reason, show, write_reason
 from framework_core.policy.targets import resolve
 from framework_core.policy.words import ask, check_braced, text_of, words_of
 
@@ -85,6 +85,11 @@ def read_source(node: Any, ctx: Ctx, walk: Walker) -> Flow:
             if why:
                 ctx.add(confirm(["<", w.text], f"reads {why}"))
                 flow = flow | Flow(secret=why)
+            elif not w.flow.secret and not w.listed and not w.text.startswith(("<(", ">(")):
+                where = f"a path known only at run time ({t.unknown})" if t.unknown else \
+                    read_location_problem(t.path, t.glob)
+                if where:
+                    ctx.add(confirm(["<", w.text], f"reads {where}"))
             if t.path in ctx.downloaded:
                 flow = flow | Flow(network=True)
     return flow

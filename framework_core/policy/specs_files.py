@@ -93,9 +93,9 @@ FILES: list[Spec] = [
          "--ignore= -k --kibibytes -l -L --dereference -m -n --numeric-uid-gid -N --literal -o -p "
          "--hide-control-chars -q --show-control-chars -Q --quote-name --quoting-style= -r --reverse -R --recursive "
          "-s --size -S --sort= --time= --time-style= -t -T= --tabsize= -u -U -v -w= --width= -x -X -Z --context "
-         "--zero -1 -@", operands="names",
+         "--zero -1 -@", operands="names", recursive=frozenset({"-R", "--recursive"}),
          ok=("ls", "ls -la", "ls -la src/", "ls --color=auto", "ls -lhS", "ls -1 --group-directories-first",
-             "ls --all", "ls --almost"), ask=("ls --foo", "ls --hyperlink=always --bogus")),
+             "ls --all", "ls --almost", "ls -R src"), ask=("ls --foo", "ls --hyperlink=always --bogus", "ls -R ~")),
     spec("cat", "-A --show-all -b --number-nonblank -e -E --show-ends -n --number -s --squeeze-blank -t -T "
          "--show-tabs -u -v --show-nonprinting", ok=("cat README.md", "cat -n src/main.py", "cat a b"),
          ask=("cat ~/.ssh/id_rsa", "cat .env", "cat /proc/1/environ", "cat -x f")),
@@ -153,7 +153,7 @@ FILES: list[Spec] = [
          "--dereference-args -h --human-readable --inodes -k -L --dereference -l --count-links -m -P "
          "--no-dereference -S --separate-dirs --si -s --summarize -t= --threshold= --time? --time-style= "
          "-X=:read --exclude-from=:read --exclude= -x --one-file-system -0 --null --files0-from=:read",
-         operands="names", ok=("du -sh .", "du -h --max-depth=1 ~"), ask=("du --exclude-from=~/.ssh/id_rsa",)),
+         operands="names", ok=("du -sh .", "du -h --max-depth=1 src"), ask=("du --exclude-from=~/.ssh/id_rsa",)),
     spec("df", "-a --all -B= --block-size= -h --human-readable -H --si -i --inodes -k -l --local --no-sync "
          "--output? -P --portability --sync --total -t= --type= -T --print-type -x= --exclude-type=",
          operands="names", ok=("df -h", "df -h ."), ask=("df --bogus",)),
@@ -321,7 +321,8 @@ FILES: list[Spec] = [
          ok=("sw_vers",)),
     spec("vm_stat", "-c=", operands="text", ok=("vm_stat",)),
     spec("tsort", ok=("tsort f",)),
-    spec("look", "-b -d -f -t=", operands="text", ok=("look foo",)),
+    spec("look", "-b -d -f -t= -a --alternative --alphanum --ignore-case --terminate=", operands="pattern",
+         ok=("look foo",), ask=("look '' ~/.netrc",)),
     spec("tput", "-T= -x", operands="text", ok=("tput cols",)),
     spec("bc", "-l --mathlib -q --quiet -s --standard -w --warn -i --interactive", ok=("bc -l",)),
     spec("zcat", "-f --force -q --quiet -v --verbose", ok=("zcat a.gz",)),
