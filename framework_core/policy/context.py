@@ -40,6 +40,7 @@ class Word:
     flow: Flow = Flow()  # what its substitutions do (their output becomes part of the word)
     names: tuple[str, ...] = ()  # variables it expands
     listed: bool = False  # only the output of a read-only file lister ($(git ls-files), $(find . -name …))
+    samples: tuple[str, ...] = ()  # for a listed word: resolved patterns of the names the lister can print
 
 
 @dataclass
@@ -61,6 +62,8 @@ class Ctx:
     #: every simple command the walk judged, as written and with its wrappers taken off (shared by the walk;
     #: rules are matched against these, so a deny rule sees `make deploy` inside `timeout 60 …` or `bash -c`)
     segments: list[tuple[str, ...]] = field(default_factory=list)
+    lister_samples: tuple[str, ...] = ()  # resolved patterns of the names it lists ("src/*", "/home/§/.ssh/*")
+    stdin_samples: tuple[str, ...] = ()  # the same for the names arriving on standard input
 
     def spend(self) -> bool:
         """Take one unit of work; False (and a reason, once) when the command line is too large to inspect."""

@@ -127,7 +127,7 @@ def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, s
     if w.flow.secret:
         return f"reads a file named by {w.flow.secret}", w.flow.secret
     if w.listed:
-        return "", ""
+        return listed_problem(w.samples)
     word = Word(text, w.dynamic, w.quoted, w.tilde and text == w.text, w.glob)
     for t in resolve(word, ctx):
         if t.unknown:
@@ -149,6 +149,20 @@ def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, s
 #: Programs that walk the whole tree below what they are given (and `ls -R`): they look only where reading
 #: would be known harmless. A plain `ls` shows one directory's names, and realpath or stat none at all.
 NAME_WALKERS = {"tree", "du"}
+
+
+def listed_problem(samples: tuple[str, ...]) -> tuple[str, str]:
+    """Names a read-only lister printed: judged by where they can be and what they can be called."""
+    for sample in samples:
+        if sample.startswith("$"):
+            return "reads files listed in a directory known only at run time", ""
+        why = secret_reason(sample, True)
+        if why:
+            return f"reads listed files, which can be {why}", why
+        where = read_location_problem(sample, True)
+        if where:
+            return f"reads listed files: {where}", ""
+    return "", ""
 
 
 def where_problem(w: Word, ctx: Ctx, recursive: bool) -> str:

@@ -13,7 +13,7 @@ import re
 from framework_core.policy import interp, programs
 from framework_core.policy.builtins import builtin, prefix_problem
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
-from framework_core.policy.git import git
+from framework_core.policy.git import git, other_repository
 from framework_core.policy.known import judge, program_name
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.network import (RECURSIVE_READERS, SECRET_VAR, network_verdict, uses_network,
@@ -86,6 +86,9 @@ def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     if name == "xargs":
         return _xargs(argv, words, ctx)
     result = _dispatch(argv, words, ctx)
+    if name == "git" and (elsewhere := other_repository(argv, ctx)):
+        verdict, flow = result if result is not None else (Verdict(Level.SAFE, ()), Flow())
+        return Verdict.combine([verdict, confirm(argv, elsewhere)]), flow
     if result is not None:
         return result
     return confirm(argv, f"'{name}' is not known to be read-only"), Flow()
@@ -221,6 +224,11 @@ def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]
     inner, inner_flow = classify_words(inner_words, [], ctx)
     from_file = any(a in ("-a", "--arg-file") or a.startswith(("--arg-file=", "-a")) for a in argv[1:])
     if inner.level == Level.SAFE and ctx.stdin_lister and not from_file:
+        # judged with the names it appends: `xargs tee` writes them, `xargs cat` of `cd ~/.ssh && ls` reads keys
+        appended = [Word(s, glob=True) for s in ctx.stdin_samples] or [Word("*", glob=True)]
+        with_names, _ = classify_words(inner_words + appended, [], ctx.child())
+        if with_names.level > Level.SAFE:
+            return Verdict.combine([with_names, confirm(argv, "xargs appends the listed names")]), inner_flow
         return safe(argv, "runs a read-only command on the listed files"), inner_flow
     if inner.level == Level.SAFE and inner_words[0].text in ("echo", "printf"):
         return safe(argv, "prints its input"), inner_flow
@@ -239,3 +247,29 @@ def is_lister(argv: list[str], verdict: Verdict) -> bool:
                       x.startswith("-") and not x.startswith("--") and "l" in x) for x in a),
                   "rg": lambda a: any(x in ("-l", "--files", "--files-with-matches") for x in a)}
     return names_only.get(argv[0], lambda a: True)(argv)
+
+
+def lister_samples(words: list[Word], ctx: Ctx) -> tuple[str, ...]:
+    """Resolved patterns of the names a lister prints: `find DIR -name X` prints DIR/…/X, `ls -a DIR` DIR/* and
+    DIR/.*, others the working directory's files. Names are judged by these where they are used."""
+    argv = [w.text for w in words]
+    name, args = argv[0], argv[1:]
+    dirs = [w for w in words[1:] if not w.text.startswith("-")]
+    patterns = ["*"]
+    if name == "find":
+        i = next((k for k, a in enumerate(args) if a.startswith("-") or a in ("(", "!")), len(args))
+        dirs = list(words[1:1 + i])
+        given = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-name", "-iname", "-path", "-ipath")]
+        patterns = [given[-1].rsplit("/", 1)[-1]] if given else ["*", ".*"]
+    elif name in ("ls", "fd", "fdfind"):
+        if any(a in ("-a", "-A", "--all", "--almost-all", "-H", "--hidden") or (
+                a.startswith("-") and not a.startswith("--") and ("a" in a or "A" in a)) for a in args):
+            patterns = ["*", ".*"]
+    else:  # git ls-files, grep -l, rg -l: names under the working directory
+        dirs = []
+    out: list[str] = []
+    for d in dirs or [Word(".")]:
+        for t in resolve(d, ctx):
+            base = "" if t.path in ("", ".") else t.path.rstrip("/") + "/"
+            out += [base + p for p in patterns] if not t.unknown else ["$unknown/*"]
+    return tuple(out)

@@ -12,7 +12,7 @@ from framework_core.policy.context import Ctx, Flow, Word, confirm, safe
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.redirects import (expansions, feed, heredoc_input, herestring_text, is_input,
                                              read_source, write_target)
-from framework_core.policy.simple import classify_words, is_lister
+from framework_core.policy.simple import classify_words, is_lister, lister_samples
 from framework_core.policy.targets import resolve
 from framework_core.policy.words import ask, static_output, text_of, words_of
 
@@ -76,6 +76,7 @@ def _command(node: Any, ctx: Ctx, stdin: Flow = Flow(),  # noqa: B008 - Flow is 
             write_target(r, ctx, walk, out)
     if is_lister([w.text for w in words], verdict):
         ctx.lister_seen = True
+        ctx.lister_samples = lister_samples(words, ctx)
     return out
 
 
@@ -172,12 +173,12 @@ def _pipeline(node: Any, ctx: Ctx) -> Flow:
     stages = [c for c in node.named_children if c.type not in SKIP]
     carry = Flow()
     total = Flow()
-    lister, script = False, None
+    lister, script, samples = False, None, ()
     for stage in stages:
         sub = ctx.child()
-        sub.stdin_lister = lister
+        sub.stdin_lister, sub.stdin_samples = lister, samples
         flow = walk(stage, sub)
-        lister = sub.lister_seen
+        lister, samples = sub.lister_seen, sub.lister_samples
         ctx.absorb(sub)
         feed(text_of(stage)[:70], carry, flow, ctx, script)
         script = static_output(text_of(stage))  # echo 'rm -rf ~' | sh runs exactly that

@@ -114,7 +114,7 @@ def _substitution(node: Any, ctx: Ctx, walk: Walker) -> Word:
     if known is not None:  # $(echo ~), `echo /`, $(whoami): the text it prints is known
         return Word(known, "$" in known, flow=flow, tilde=known.startswith("~"), glob=bool(GLOB.search(known)))
     listed = sub.lister_seen and raw.startswith("$(") and all(v.level == Level.SAFE for v in sub.verdicts)
-    return Word(raw, dynamic=True, flow=flow, listed=listed)
+    return Word(raw, dynamic=True, flow=flow, listed=listed, samples=sub.lister_samples if listed else ())
 
 
 def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
@@ -140,7 +140,8 @@ def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
             flow = flow | p.flow
         return Word("".join(p.text for p in parts), any(p.dynamic for p in parts), quoted,
                     t == "concatenation" and parts[0].tilde, any(p.glob for p in parts), flow,
-                    tuple(n for p in parts for n in p.names), len(parts) == 1 and parts[0].listed)
+                    tuple(n for p in parts for n in p.names), len(parts) == 1 and parts[0].listed,
+                    parts[0].samples if len(parts) == 1 else ())
     if t in ("simple_expansion", "expansion"):
         return _expansion(node, raw, ctx, walk)
     if t in ("command_substitution", "process_substitution"):
@@ -226,4 +227,4 @@ def words_of(node: Any, ctx: Ctx, walk: Walker) -> list[Word]:
     texts = expand_braces(w.text) if not w.quoted and "{" in w.text else [w.text]
     if "IFS" in w.names and not w.quoted:
         texts = [part for t in texts for part in t.split(" ") if part]
-    return [Word(t, w.dynamic, w.quoted, w.tilde, w.glob, w.flow, w.names, w.listed) for t in texts]
+    return [Word(t, w.dynamic, w.quoted, w.tilde, w.glob, w.flow, w.names, w.listed, w.samples) for t in texts]
