@@ -182,6 +182,8 @@ def _problem(argv: list[str], ctx: Ctx) -> tuple[str, str] | None:
 def builtin(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
     """The verdict for a shell builtin, or None when argv[0] is not one handled here."""
     name, args = argv[0], argv[1:]
+    if name in ("read", "mapfile", "readarray", "getopts", "printf", "wait"):  # the names it assigns are ours
+        ctx.declared.update(a for a in args if NAME.fullmatch(a))
     if name in ("cd", "pushd"):
         _cd(words[1:], ctx)
         return safe(argv, "changes the working directory of this command")

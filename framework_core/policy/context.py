@@ -64,6 +64,7 @@ class Ctx:
     segments: list[tuple[str, ...]] = field(default_factory=list)
     lister_samples: tuple[str, ...] = ()  # resolved patterns of the names it lists ("src/*", "/home/§/.ssh/*")
     stdin_samples: tuple[str, ...] = ()  # the same for the names arriving on standard input
+    declared: set[str] = field(default_factory=set)  # variables this command line assigns (not the environment's)
 
     def spend(self) -> bool:
         """Take one unit of work; False (and a reason, once) when the command line is too large to inspect."""
@@ -76,7 +77,7 @@ class Ctx:
         """A subshell: sees the state, its own changes do not come back."""
         return Ctx(self.depth, [], self.cwd, dict(self.values), dict(self.tainted), set(self.downloaded),
                    set(self.fetched), set(self.net_fds), dict(self.arrays), Flow(), False, False, self.recurse,
-                   self.budget, self.segments)
+                   self.budget, self.segments, declared=set(self.declared))
 
     def nested(self, code: str) -> tuple[Verdict, Flow]:
         """Classify code this command runs (bash -c, eval, find -exec …) one level deeper."""

@@ -292,3 +292,24 @@ def read_location_problem(path: str, glob: bool = False, recursive: bool = False
     if _under(p, PUBLIC_TREES) or any(fnmatchcase(p, f) for f in PUBLIC_FILES):
         return None
     return f"{show(p)} is outside the workspace and the system's public files"
+
+
+#: Variables whose value is known not to be a secret: the shell's own and the session's public settings.
+#: Expanding or printing any other variable asks: whether it holds a secret is not known by its name
+#: (MYSQL_PWD, REDIS_URL, SLACK_WEBHOOK_URL).
+KNOWN_VARIABLES = frozenset({
+    "PATH", "HOME", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "HOSTNAME", "UID",
+    "EUID", "PPID", "BASHPID", "RANDOM", "SRANDOM", "SECONDS", "LINENO", "EPOCHSECONDS", "EPOCHREALTIME",
+    "BASH_VERSION", "BASH_VERSINFO", "BASH", "OSTYPE", "HOSTTYPE", "MACHTYPE", "SHLVL", "COLUMNS", "LINES",
+    "TMPDIR", "EDITOR", "VISUAL", "PAGER", "TZ", "IFS", "OPTIND", "OPTARG", "REPLY", "PIPESTATUS", "FUNCNAME",
+    "BASH_SOURCE", "BASH_LINENO", "GROUPS", "DIRSTACK", "PS1", "PS2", "PS4", "HISTSIZE", "MAPFILE", "COLORTERM",
+    "DISPLAY", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+    "VIRTUAL_ENV", "CONDA_DEFAULT_ENV", "CONDA_PREFIX", "GOPATH", "GOROOT", "JAVA_HOME", "CARGO_HOME",
+    "RUSTUP_HOME", "NVM_DIR", "PYENV_ROOT", "CI", "TERM_PROGRAM", "NO_COLOR", "MAKEFLAGS", "PYTHONPATH",
+})
+
+
+def known_variable(name: str) -> bool:
+    """Specials ($1, $?, $@ …), LC_* and the known list."""
+    return not name or not (name[0].isalpha() or name[0] == "_") or name == "_" or name in KNOWN_VARIABLES or \
+        name.startswith("LC_")

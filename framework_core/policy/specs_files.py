@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from framework_core.policy.paths import known_variable
 from framework_core.policy.spec import Spec, spec
 
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.I)
@@ -49,8 +50,8 @@ def _getent_check(args: list[str], ops: list[str]) -> str | None:
 def _printenv_check(args: list[str], ops: list[str]) -> str | None:
     if not ops:
         return "prints every environment variable, which may include secrets"
-    secret = next((o for o in ops if SECRET_NAME.search(o)), None)
-    return f"prints {secret}, which looks like a secret" if secret else None
+    unknown = next((o for o in ops if not known_variable(o)), None)
+    return f"prints {unknown}, a variable of the environment that may hold a secret" if unknown else None
 
 
 def _ip_check(args: list[str], ops: list[str]) -> str | None:

@@ -111,6 +111,7 @@ def _expanded(w: Word, ctx: Ctx) -> str:
 
 
 def _remember(name: str, value: Word | None, ctx: Ctx) -> None:
+    ctx.declared.add(name)
     ctx.values.pop(name, None)
     ctx.tainted.pop(name, None)
     ctx.fetched.discard(name)
@@ -253,6 +254,7 @@ def _arith_statement(node: Any, ctx: Ctx) -> Flow:
     raw = text_of(node)
     if raw.startswith("(("):
         local = set(re.findall(r"([A-Za-z_]\w*)\s*=(?!=)\s*-?\d+\s*[;,)]", raw))
+        ctx.declared.update(local)
         why = arith_problem(raw[2:-2], ctx, local)
         if why:
             ask(ctx, raw, why)
@@ -269,6 +271,7 @@ def _c_for(node: Any, ctx: Ctx) -> Flow:
         ask(ctx, header, why)
     for name in local:
         ctx.values[name] = ("0",)
+        ctx.declared.add(name)
     body = [c for c in node.named_children if c.type == "do_group"]
     flow = Flow()
     for b in body:
@@ -286,6 +289,7 @@ def _for(node: Any, ctx: Ctx) -> Flow:
         if child.type == "do_group":
             if var is not None:
                 name = text_of(var)
+                ctx.declared.add(name)
                 why = assignment_problem(name)
                 if why:
                     ask(ctx, f"for {name} in …", why)
@@ -314,7 +318,7 @@ def _test(node: Any, ctx: Ctx) -> Flow:
             if why:
                 ask(ctx, raw, why)
     flow = Flow()
-    for w in _descendants(node, ("command_substitution", "process_substitution")):
+    for w in _descendants(node, ("command_substitution", "process_substitution", "simple_expansion", "expansion")):
         flow = flow | words_of(w, ctx, walk)[0].flow
     ctx.add(Verdict(Level.SAFE, ()))
     return flow

@@ -13,6 +13,7 @@ import re
 import shlex
 from typing import Any, Callable
 
+from framework_core.policy.paths import known_variable
 from framework_core.policy.builtins import arith_problem, assignment_problem, subscript_problem
 from framework_core.policy.context import Ctx, Flow, Word
 from framework_core.policy.levels import Level, Verdict
@@ -187,6 +188,10 @@ def _expansion(node: Any, raw: str, ctx: Ctx, walk: Walker) -> Word:
         flow = flow | Flow(secret=f"the secret variable ${var}")
     if var in ctx.fetched:
         flow = flow | Flow(network=True)
+    names_only = raw.startswith("${!") and raw.endswith(("*}", "@}"))  # ${!prefix*}: names, not values
+    ours = var in ctx.declared or var in ctx.values or var in ctx.arrays
+    if not names_only and not ours and not known_variable(var):
+        ask(ctx, raw, f"expands ${var}, a variable of the environment that may hold a secret")
     return Word(raw, dynamic=True, flow=flow, names=(var,) if var else ())
 
 
