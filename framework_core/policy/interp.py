@@ -7,6 +7,9 @@ pipes: `curl … | sh` (or `| $SHELL`, `| python3 -`, `| make -f -`) runs what t
 
 from __future__ import annotations
 
+import posixpath
+import re
+
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, shell_join
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.targets import resolve
@@ -23,6 +26,13 @@ CODE_OPTS = {"python": ("-c", "-m"), "perl": ("-e", "-E"), "ruby": ("-e",), "nod
              "Rscript": ("-e",), "deno": ("eval", "run", "repl"), "bun": ("-e", "--eval", "run", "x"),
              "sqlite3": ("-cmd",), "psql": ("-c", "-f"), "mysql": ("-e", "--execute"), "vim": ("-c", "--cmd", "-S")}
 STDIN_SCRIPTS = {"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"}
+#: Any spelling of standard input or another open descriptor (/dev//stdin, /dev/fd/3, /proc/self/fd/3 …).
+FD_PATH = re.compile(r"/dev/(?:stdin|fd/\d+)|/proc/(?:self|thread-self|\d+)/fd/\d+")
+
+
+def is_stdin(arg: str) -> bool:
+    """Does this script argument read what arrives on a descriptor (stdin, or one redirected like 3<&0)?"""
+    return arg == "-" or bool(FD_PATH.fullmatch(posixpath.normpath(arg) if arg.startswith("/") else arg))
 
 
 def _family(name: str) -> str:
@@ -60,7 +70,7 @@ def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
         if plain and inner.level == Level.SAFE and not words[1 + i].dynamic:
             return inner, flow
         return Verdict.combine([inner, confirm(argv, "runs a shell")]), flow
-    if stdin or i >= len(args) or args[i] in STDIN_SCRIPTS:
+    if stdin or i >= len(args) or is_stdin(args[i]):
         return confirm(argv, f"{argv[0]} runs commands from its input"), Flow(runs_input=True)
     return _script(argv, words, 1 + i, ctx)
 
@@ -111,7 +121,7 @@ def language(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flo
             network = a == "-m" and module_uses_network(args[i + 1:])
             return confirm(argv, f"{argv[0]} runs {what}", network=network), Flow()
         if not a.startswith("-"):
-            if a in STDIN_SCRIPTS:
+            if is_stdin(a):
                 break
             return _script(argv, words, 1 + i, ctx)
     return confirm(argv, f"{argv[0]} runs code from its input"), Flow(runs_input=True)
@@ -128,7 +138,7 @@ def eval_(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
 def source(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     if len(argv) < 2:
         return confirm(argv, "source without a file"), Flow()
-    if argv[1] in STDIN_SCRIPTS:
+    if is_stdin(argv[1]):
         return confirm(argv, "runs commands from its input in this shell"), Flow(runs_input=True)
     verdict, _ = _script(argv, words, 1, ctx)
     return Verdict.combine([verdict, confirm(argv, "runs a script in this shell")]), Flow()
@@ -151,7 +161,7 @@ def xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[list[Word], Ver
 
 def make(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     args = argv[1:]
-    stdin = any((a in ("-f", "--file", "--makefile") and args[i + 1:i + 2] and args[i + 1] in STDIN_SCRIPTS) or
+    stdin = any((a in ("-f", "--file", "--makefile") and args[i + 1:i + 2] and is_stdin(args[i + 1])) or
                 a in ("-f-", "--file=-", "--makefile=-") for i, a in enumerate(args))
     return confirm(argv, "make runs the recipes of a Makefile"), Flow(runs_input=stdin)
 

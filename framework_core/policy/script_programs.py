@@ -9,7 +9,7 @@ pipes, output redirections, `ENVIRON`, `@load`, `-f`, `--exec` and the files gaw
 from __future__ import annotations
 
 
-from framework_core.policy import awk_lang, sed_lang
+from framework_core.policy import awk_lang, interp, sed_lang
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger
 from framework_core.policy.paths import write_reason
 from framework_core.policy.targets import resolve
@@ -48,7 +48,8 @@ def written_danger(argv: list[str], files: list[str], ctx: Ctx) -> Verdict | Non
 def sed(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     parsed = sed_lang.parse_args(argv[1:])
     if parsed.problem:
-        return confirm(argv, f"sed: {parsed.problem}"), Flow()
+        from_stdin = any(interp.is_stdin(f) for f in parsed.script_files)  # sed -f - runs what arrives
+        return confirm(argv, f"sed: {parsed.problem}"), Flow(runs_input=from_stdin)
     if "sandbox" not in parsed.options:
         script = sed_lang.parse_script("\n".join(parsed.scripts))
         hit = written_danger(argv, script.written, ctx) if script.written else None

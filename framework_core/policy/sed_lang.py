@@ -216,6 +216,7 @@ class SedArgs:
     files: list[str] = field(default_factory=list)
     options: list[str] = field(default_factory=list)  # short names of the options given ("i", "f", "sandbox" …)
     problem: str = ""
+    script_files: list[str] = field(default_factory=list)  # -f FILE
 
 
 def _long(key: str) -> str | None:
@@ -281,3 +282,8 @@ def _record(out: SedArgs, short: str, value: str | None) -> None:
     out.options.append(short)
     if short == "e" and value is not None:
         out.scripts.append(value)
+    if short == "f" and value is not None:
+        out.script_files.append(value)
+        out.problem = out.problem or "runs a sed script from a file"
+    if short == "i":
+        out.problem = out.problem or "edits files in place"

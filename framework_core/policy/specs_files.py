@@ -79,8 +79,12 @@ def _tar_check(args: list[str], ops: list[str]) -> str | None:
                                                            for a in args)
     if not listing or set(letters) - set("tvzjJfaOp"):
         return "tar other than listing (t) writes or runs programs"
-    names = [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("-f") or a == "--file"
-             or (i == 0 and "f" in letters)]
+    names = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-f" or a == "--file"
+             or (i == 0 and "f" in letters and letters.endswith("f"))]
+    names += [a[2:] for a in args if a.startswith("-f") and len(a) > 2]  # -fhost:x.tar
+    names += [a.split("=", 1)[1] for a in args if a.startswith("--fi") and "=" in a]  # --file=, --fil=
+    if "f" in letters and not letters.endswith("f"):  # -tfhost:x.tar: the rest of the cluster is the name
+        names.append(letters[letters.index("f") + 1:])
     if any(":" in n for n in names):
         return "tar archive name host:path talks to another machine"
     return None
@@ -140,8 +144,9 @@ FILES: list[Spec] = [
          "--prune --info --noreport --charset= --filelimit= --dirsfirst --filesfirst -i -A -S -n -C -q -N -Q -p -u "
          "-g -s -h --si --du -D --timefmt= -F --inodes --device -v -t -c -U -r --sort= -X -J -T=",
          {"-o=": WRITES, "-R": "writes 00Tree.html files in every directory", "--fromfile": "reads a listing"},
-         operands="names", abbrev=False, ok=("tree -L 2", "tree -a src", "tree --dirsfirst"),
-         ask=("tree -o ~/.bashrc", "tree -R -H x")),
+         operands="names", abbrev=False, values_next=True, ok=("tree -L 2", "tree -a src", "tree --dirsfirst",
+                                                              "tree -aL 2 src"),
+         ask=("tree -o ~/.bashrc", "tree -R -H x", "tree -Lo 1 FILE")),
     spec("stat", "-L --dereference -f --file-system -c= --format= --printf= -t --terse --cached=", operands="names",
          ok=("stat README.md", "stat -c %s f"), ask=("stat --foo x",)),
     spec("file", "-b --brief -i --mime --mime-type --mime-encoding -L --dereference -h --no-dereference -z -Z "

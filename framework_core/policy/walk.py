@@ -93,6 +93,11 @@ def _assign_parts(node: Any, ctx: Ctx) -> tuple[str, Word | None]:
     if value_node is None:
         return name, Word("")
     if value_node.type == "array":
+        for c in value_node.named_children:  # [KEY]=value: an indexed array evaluates KEY as arithmetic
+            key = re.match(r"\[(.*)\]=", _unquoted(text_of(c)), re.S)
+            why = subscript_problem(key.group(1), ctx) if key else ""
+            if why:
+                ask(ctx, text_of(c), why)
         parts = [w for c in value_node.named_children for w in words_of(c, ctx, walk)]
         flow = Flow()
         for p in parts:
@@ -103,6 +108,10 @@ def _assign_parts(node: Any, ctx: Ctx) -> tuple[str, Word | None]:
         return name, Word(" ".join(p.text for p in parts), any(p.dynamic for p in parts), flow=flow)
     ws = words_of(value_node, ctx, walk)
     return name, ws[0] if len(ws) == 1 else Word(" ".join(w.text for w in ws), True)
+
+
+def _unquoted(text: str) -> str:
+    return text.replace("'", "").replace('"', "")
 
 
 def _expanded(w: Word, ctx: Ctx) -> str:
@@ -147,6 +156,9 @@ def _declaration(node: Any, ctx: Ctx) -> Flow:
             name, value = _assign_parts(child, ctx)
             names.append(name)
             _remember(name, value, ctx)
+            if value is not None and value.text.lstrip().startswith("(") and any("a" in f or "A" in f for f in flags):
+                ask(ctx, text_of(child), f"{text_of(node.children[0])} evaluates a quoted array value as an array "
+                    "assignment (its subscripts and substitutions run)")
         elif child.type in ("word", "string", "raw_string", "concatenation") and text_of(child).startswith(("-", "+")):
             flags.append(text_of(child))
         else:
@@ -247,7 +259,26 @@ def _after_pipe(node: Any, child: Any) -> bool:
 def _function(node: Any, ctx: Ctx) -> Flow:
     name = node.child_by_field_name("name")
     ctx.add(confirm([text_of(name) if name is not None else "function"], "defines a shell function"))
+    if name is not None and _calls_itself_twice(node, text_of(name)):
+        ctx.add(Verdict(Level.DANGEROUS, (f"fork bomb: the function {text_of(name)} starts itself in a pipe or in "
+                                          "the background",)))
     return _scoped(node, ctx)
+
+
+def _calls_itself_twice(node: Any, name: str) -> bool:
+    """A function whose body runs itself in a pipeline or in the background (`f | f &`, `f & f`, `( f | f & )`):
+    each call starts more, however it is spelled."""
+    body = node.child_by_field_name("body") or node
+    for cmd in _descendants(body, ("command",)):
+        head = cmd.child_by_field_name("name")
+        if head is None or text_of(head) != name:
+            continue
+        parent, after = cmd.parent, cmd.next_sibling
+        if parent is not None and parent.type == "pipeline":
+            return True
+        if after is not None and not after.is_named and text_of(after) == "&":
+            return True
+    return False
 
 
 def _arith_statement(node: Any, ctx: Ctx) -> Flow:

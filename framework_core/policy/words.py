@@ -127,7 +127,8 @@ def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
         return Word(raw[1:-1], quoted=True)
     if t == "ansi_c_string":
         try:
-            return Word(codecs.decode(raw[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape"), quoted=True)
+            text = codecs.decode(raw[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape")
+            return Word(text.split("\0", 1)[0], quoted=True)  # bash ends the word at a NUL byte
         except (UnicodeDecodeError, ValueError):
             return Word(raw, dynamic=True, quoted=True)
     if t == "string_content":
@@ -195,13 +196,36 @@ def _expansion(node: Any, raw: str, ctx: Ctx, walk: Walker) -> Word:
     return Word(raw, dynamic=True, flow=flow, names=(var,) if var else ())
 
 
+SEQUENCE = re.compile(r"\{(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?\}")
+
+
+def _sequence(m: re.Match[str]) -> list[str]:
+    """{1..5}, {a..e}, {10..1..2}: bash's sequence expression."""
+    a, b, step = m.group(1), m.group(2), abs(int(m.group(3) or 1)) or 1
+    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+        lo, hi = int(a), int(b)
+        width = max(len(a), len(b)) if (a.lstrip("-").startswith("0") and len(a.lstrip("-")) > 1) or (
+            b.lstrip("-").startswith("0") and len(b.lstrip("-")) > 1) else 0
+        seq = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+        return [str(n).zfill(width) for n in seq][:64]
+    if a.isalpha() and b.isalpha():
+        lo, hi = ord(a), ord(b)
+        seq = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+        return [chr(n) for n in seq][:64]
+    return [m.group(0)]
+
+
 def expand_braces(text: str, limit: int = 64) -> list[str]:
-    """Bash brace expansion ({a,b}), breadth first and capped: a word with 40 braces is not 2**40 words."""
+    """Bash brace expansion ({a,b} and {x..y}), breadth first and capped: a word with 40 braces is not 2**40 words."""
     done: list[str] = []
     todo = [text]
     while todo and len(done) + len(todo) <= limit:
         t = todo.pop(0)
+        seq = SEQUENCE.search(t)
         m = re.search(r"\{([^{}]*,[^{}]*)\}", t)
+        if seq and (not m or seq.start() < m.start()):
+            todo += [t[: seq.start()] + item + t[seq.end():] for item in _sequence(seq)[:limit]]
+            continue
         if not m:
             done.append(t)
             continue
