@@ -136,10 +136,10 @@ def parse_args(args: list[str]) -> AwkArgs:
         while j < len(a):
             c = a[j]
             if c in SHORT_VALUES or c in SHORT_OPTIONAL:
-                value: str | None = a[j + 1:]
-                if not value and c in SHORT_VALUES and i < len(args):
-                    value, i = args[i], i + 1
-                _record(out, c, value)
+                attached = a[j + 1:]
+                if not attached and c in SHORT_VALUES and i < len(args):
+                    attached, i = args[i], i + 1
+                _record(out, c, attached)
                 break
             if c not in SHORT_FLAGS:
                 out.problem = out.problem or f"-{c} is not an option LACA knows for awk"

@@ -193,8 +193,8 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
                 return why, secret
     if s.operands == "names" and (s.program in NAME_WALKERS or recursive):  # walked: only where reading is harmless
         listed = [words[offset + i] for i in p.operands] or [Word(".")]
-        why = next((w for word in listed if (w := where_problem(word, ctx, recursive))), "")
-        return (f"lists {why}", "") if why else ("", "")
+        where = next((found for word in listed if (found := where_problem(word, ctx, recursive))), "")
+        return (f"lists {where}", "") if where else ("", "")
     if s.operands not in ("files", "pattern"):
         return "", ""
     operands = p.operands

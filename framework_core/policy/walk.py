@@ -186,7 +186,8 @@ def _pipeline(node: Any, ctx: Ctx) -> Flow:
     stages = [c for c in node.named_children if c.type not in SKIP]
     carry = Flow()
     total = Flow()
-    lister, script, samples = False, None, ()
+    lister, script = False, None
+    samples: tuple[str, ...] = ()
     for stage in stages:
         sub = ctx.child()
         sub.stdin_lister, sub.stdin_samples = lister, samples
