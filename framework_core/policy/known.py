@@ -122,7 +122,7 @@ def _inside_problem(p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> str:
     return ""
 
 
-def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, str]:
+def read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, str]:
     """(why reading this word's file is not harmless, the secret it may carry)."""
     if w.flow.secret:
         return f"reads a file named by {w.flow.secret}", w.flow.secret
@@ -183,12 +183,12 @@ def where_problem(w: Word, ctx: Ctx, recursive: bool) -> str:
 def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> tuple[str, str]:
     recursive = s.always_recursive or bool(p.seen & s.recursive)
     if recursive and s.operands in ("files", "pattern") and len(p.operands) <= (s.operands == "pattern"):
-        why, secret = _read_problem(Word("."), ".", True, ctx)  # no path: the working directory, recursively
+        why, secret = read_problem(Word("."), ".", True, ctx)  # no path: the working directory, recursively
         if why:
             return why, secret
     for role, idx, value in p.values:
         if role == "read":
-            why, secret = _read_problem(words[offset + idx], value, False, ctx)
+            why, secret = read_problem(words[offset + idx], value, False, ctx)
             if why:
                 return why, secret
     if s.operands == "names" and (s.program in NAME_WALKERS or recursive):  # walked: only where reading is harmless
@@ -202,7 +202,7 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
         operands = operands[1:]
     for idx in operands:
         w = words[offset + idx]
-        why, secret = _read_problem(w, w.text, recursive, ctx)
+        why, secret = read_problem(w, w.text, recursive, ctx)
         if why:
             return why, secret
     return "", ""

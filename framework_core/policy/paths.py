@@ -205,8 +205,9 @@ TEMPLATES = re.compile(r"(^|/)\.env\.(example|sample|template|dist|defaults?)$")
 
 def secret_reason(path: str, glob: bool = False) -> str | None:
     """What secret reading `path` reveals ("the credential file ~/.ssh/id_rsa"), or None."""
-    if TEMPLATES.search(path) or not _matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES):
-        return None
+    if TEMPLATES.search(path) or not (_matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES) or (
+            path.lower() != path and _matches(path.lower(), CREDENTIALS, glob, CREDENTIAL_SAMPLES))):
+        return None  # (a case-insensitive file system opens .ENV as .env)
     shown = _home_form(path)
     if "environ" in shown:
         return f"a process environment ({shown})"

@@ -14,7 +14,7 @@ from framework_core.policy import interp, programs
 from framework_core.policy.builtins import builtin, prefix_problem
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
 from framework_core.policy.git import git, other_repository
-from framework_core.policy.known import judge, program_name
+from framework_core.policy.known import judge, program_name, read_problem
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.network import (RECURSIVE_READERS, SECRET_VAR, network_verdict, uses_network,
                                            word_secret)
@@ -223,6 +223,11 @@ def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]
                                                      "commands)")]), flow
     inner, inner_flow = classify_words(inner_words, [], ctx)
     from_file = any(a in ("-a", "--arg-file") or a.startswith(("--arg-file=", "-a")) for a in argv[1:])
+    arg_file = _arg_file(words)
+    if arg_file is not None:  # xargs -a FILE: the file's words become arguments (xargs -a ~/.netrc echo)
+        why, secret = read_problem(arg_file, arg_file.text, False, ctx)
+        if why:
+            return Verdict.combine([inner, confirm(argv, f"xargs -a {why}")]), flow | Flow(secret=secret)
     if inner.level == Level.SAFE and ctx.stdin_lister and not from_file:
         # judged with the names it appends: `xargs tee` writes them, `xargs cat` of `cd ~/.ssh && ls` reads keys
         appended = [Word(s, glob=True) for s in ctx.stdin_samples] or [Word("*", glob=True)]
@@ -249,6 +254,19 @@ def is_lister(argv: list[str], verdict: Verdict) -> bool:
     return names_only.get(argv[0], lambda a: True)(argv)
 
 
+def _arg_file(words: list[Word]) -> Word | None:
+    for i, w in enumerate(words[1:], start=1):
+        if w.text in ("-a", "--arg-file") and i + 1 < len(words):
+            return words[i + 1]
+        for prefix in ("--arg-file=", "-a"):
+            if w.text.startswith(prefix) and len(w.text) > len(prefix):
+                text = w.text[len(prefix):]
+                return Word(text, w.dynamic, w.quoted, text.startswith("~"), w.glob, w.flow, w.names)
+        if not w.text.startswith("-"):
+            return None
+    return None
+
+
 def lister_samples(words: list[Word], ctx: Ctx) -> tuple[str, ...]:
     """Resolved patterns of the names a lister prints: `find DIR -name X` prints DIR/…/X, `ls -a DIR` DIR/* and
     DIR/.*, others the working directory's files. Names are judged by these where they are used."""
@@ -265,7 +283,12 @@ def lister_samples(words: list[Word], ctx: Ctx) -> tuple[str, ...]:
         if any(a in ("-a", "-A", "--all", "--almost-all", "-H", "--hidden") or (
                 a.startswith("-") and not a.startswith("--") and ("a" in a or "A" in a)) for a in args):
             patterns = ["*", ".*"]
-    else:  # git ls-files, grep -l, rg -l: names under the working directory
+    elif name == "git" and args[:1] == ["ls-files"]:  # pathspecs name what it lists
+        dirs = []
+        specs = [w for w in words[2:] if not w.text.startswith("-")]
+        if specs:
+            return tuple(t.path + suffix for w in specs for t in resolve(w, ctx) for suffix in ("", "/*"))
+    else:  # grep -l, rg -l: names under the working directory
         dirs = []
     out: list[str] = []
     for d in dirs or [Word(".")]:

@@ -350,7 +350,8 @@ def _test(node: Any, ctx: Ctx) -> Flow:
             if why:
                 ask(ctx, raw, why)
     flow = Flow()
-    for w in _descendants(node, ("command_substitution", "process_substitution", "simple_expansion", "expansion")):
+    for w in _descendants(node, ("command_substitution", "process_substitution", "simple_expansion", "expansion",
+                                 "arithmetic_expansion")):
         flow = flow | words_of(w, ctx, walk)[0].flow
     ctx.add(Verdict(Level.SAFE, ()))
     return flow

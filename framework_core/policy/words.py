@@ -189,7 +189,7 @@ def _expansion(node: Any, raw: str, ctx: Ctx, walk: Walker) -> Word:
         flow = flow | Flow(secret=f"the secret variable ${var}")
     if var in ctx.fetched:
         flow = flow | Flow(network=True)
-    names_only = raw.startswith("${!") and raw.endswith(("*}", "@}"))  # ${!prefix*}: names, not values
+    names_only = raw.startswith("${!") and raw.endswith(("*}", "@}", "@]}", "*]}"))  # ${!prefix*}: names, not values
     ours = var in ctx.declared or var in ctx.values or var in ctx.arrays
     if not names_only and not ours and not known_variable(var):
         ask(ctx, raw, f"expands ${var}, a variable of the environment that may hold a secret")
