@@ -15,7 +15,7 @@ from framework_core.policy.builtins import arith_problem
 from framework_core.policy.context import Ctx, Flow, confirm, danger
 from framework_core.policy.levels import Verdict
 from framework_core.policy.network import SECRET_VAR
-from framework_core.policy.paths import read_location_problem, secret_reason, show, write_reason
+from framework_core.policy.paths import known_variable, read_location_problem, secret_reason, show, write_reason
 from framework_core.policy.targets import resolve
 from framework_core.policy.words import ask, check_braced, text_of, words_of
 
@@ -216,6 +216,8 @@ def expanded_flow(text: str, ctx: Ctx) -> Flow:
 
 
 def _var_flow(name: str, ctx: Ctx) -> Flow:
+    if not known_variable(name) and name not in ctx.declared and name not in ctx.values and name not in ctx.arrays:
+        ask(ctx, f"${name}", f"expands ${name}, a variable of the environment that may hold a secret")
     if name in ctx.tainted:
         return Flow(secret=f"${name}, which holds {ctx.tainted[name]}")
     if SECRET_VAR.match("$" + name):
