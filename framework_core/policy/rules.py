@@ -85,7 +85,12 @@ class Rule:
         if self.command is not None:
             want = _split_words(self.command)
             return bool(want) and [want[0].rsplit("/", 1)[-1], *want[1:]] == toks
-        return bool(self.prefix) and tuple(toks[: len(self.prefix or ())]) == self.prefix
+        if not self.prefix:
+            return False
+        if tuple(toks[: len(self.prefix)]) == self.prefix:
+            return True
+        # options do not hide the command: `make -j4 deploy`, `git -C x --no-pager push` are `make deploy`, `git push`
+        return toks[0] == self.prefix[0] and tuple(_operands(toks)[: len(self.prefix) - 1]) == self.prefix[1:]
 
     def _matches_part(self, part: str, lenient: bool) -> bool:
         part = part.strip()
@@ -104,6 +109,24 @@ class Rule:
 
     def matches_tool(self, tool_name: str) -> bool:
         return self.tool is not None and fnmatchcase(tool_name, self.tool)
+
+
+#: git's global options that take a value (git -C DIR push is git push).
+GIT_GLOBAL_VALUES = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"}
+
+
+def _operands(toks: list[str]) -> list[str]:
+    """The words after the program that are not options (and, for git, not a global option's value)."""
+    out, i = [], 1
+    while i < len(toks):
+        t = toks[i]
+        if toks[0] == "git" and t in GIT_GLOBAL_VALUES and not out:
+            i += 2
+            continue
+        if not t.startswith("-") or t == "-":
+            out.append(t)
+        i += 1
+    return out
 
 
 def _split_words(text: str) -> list[str]:
