@@ -47,6 +47,10 @@ def written_danger(argv: list[str], files: list[str], ctx: Ctx) -> Verdict | Non
 
 def sed(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     parsed = sed_lang.parse_args(argv[1:])
+    if "i" in parsed.options:  # sed -i writes every file it is given: a persistence file is Dangerous
+        hit = written_danger(argv, parsed.files, ctx)
+        if hit:
+            return hit, Flow()
     if parsed.problem:
         from_stdin = any(interp.is_stdin(f) for f in parsed.script_files)  # sed -f - runs what arrives
         return confirm(argv, f"sed: {parsed.problem}"), Flow(runs_input=from_stdin)
@@ -82,6 +86,10 @@ def _awk_check(args: list[str]) -> str | None:
 
 def awk(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     parsed = awk_lang.parse_args(argv[1:])
+    if "inplace" in argv[1:]:  # gawk -i inplace writes every file it is given
+        hit = written_danger(argv, parsed.files, ctx)
+        if hit:
+            return hit, Flow()
     if parsed.problem:
         return confirm(argv, f"awk: {parsed.problem}"), Flow(runs_input=parsed.from_file)
     for text in parsed.programs:

@@ -31,7 +31,7 @@ BLOCKED = ["make deploy", "command make deploy", "env make deploy", "timeout 60 
            "git -c core.x=y push --force"]
 NOT_BLOCKED = ["make test", "echo make deploy", "make", "git pull", "grep 'make deploy' Makefile", "git log -C"]
 # Options are skipped without knowing which take a value, so a deny rule may also match `make -C deploy test`:
-# a deny that matches too much is a question the user can answer, one that matches too little is not.
+# a deny that matches too much names its rule in the refusal; one that matches too little lets the command run.
 
 
 def bash(cmd: str) -> CallFacts:
