@@ -154,9 +154,25 @@ def xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[list[Word], Ver
         i += 2 if a in value_opts else 1
         if a == "--":
             break
+    unknown = next((a for a in argv[1:i] if not _xargs_option_known(a, value_opts)), None)
     inner = words[i:] or [Word("echo")]
+    if unknown is not None:  # an option read wrongly could hide where the command starts
+        return inner, confirm(argv, f"xargs {unknown} is not an option LACA knows for xargs"), Flow(runs_input=True)
     runs = inner[0].text.rsplit("/", 1)[-1] in SHELLS | LANGS | {"eval", "source", "."} or inner[0].dynamic
     return inner, confirm(argv, "xargs runs a command with arguments from its input"), Flow(runs_input=runs)
+
+
+XARGS_FLAGS = {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x", "--exit",
+               "-o", "--open-tty", "--show-limits", "--"}
+XARGS_ATTACHED = ("-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "-i", "-l", "-e", "--arg-file=", "--delimiter=",
+                  "--max-args=", "--max-procs=", "--replace", "--eof", "--max-lines", "--max-chars=")
+
+
+def _xargs_option_known(a: str, value_opts: set[str]) -> bool:
+    """GNU xargs's options, from its manual (values attached or in the next word; clusters of flags)."""
+    if a in XARGS_FLAGS or a in value_opts or a.startswith(XARGS_ATTACHED):
+        return True
+    return not a.startswith("--") and all("-" + c in XARGS_FLAGS for c in a[1:])
 
 
 def make(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
