@@ -335,7 +335,8 @@ FILES: list[Spec] = [
     spec("bzcat", "-s --small -q --quiet -v --verbose", ok=("bzcat a.bz2",)),
     spec("xzcat", "-q --quiet -v --verbose -T= --threads=", ok=("xzcat a.xz",)),
     spec("tar", "-t --list -v --verbose -z --gzip --gunzip -j --bzip2 -J --xz --zstd --lzma -a --auto-compress "
-         "-f= --file= --wildcards --no-wildcards --anchored --numeric-owner --exclude= --force-local -O --to-stdout",
+         "-f=:read --file=:read --wildcards --no-wildcards --anchored --numeric-owner --exclude= --force-local -O "
+         "--to-stdout",
          {"-I= --use-compress-program=": RUNS, "--to-command=": RUNS, "--checkpoint-action=": RUNS,
           "--rsh-command=": RUNS, "-F= --info-script= --new-volume-script=": RUNS, "-x --extract --get -c --create "
           "-r --append -u --update -A --catenate --delete": "writes files"},
