@@ -117,7 +117,8 @@ GIT_GLOBAL_VALUES = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--c
 
 def _operands(toks: list[str]) -> list[str]:
     """The words after the program that are not options (and, for git, not a global option's value)."""
-    out, i = [], 1
+    out: list[str] = []
+    i = 1
     while i < len(toks):
         t = toks[i]
         if toks[0] == "git" and t in GIT_GLOBAL_VALUES and not out:
