@@ -203,10 +203,30 @@ def outside(path: str) -> bool:
 TEMPLATES = re.compile(r"(^|/)\.env\.(example|sample|template|dist|defaults?)$")
 
 
+#: Credential file names a pattern is tried against in its own directory (`config/secret*`, `*/*.key`).
+CREDENTIAL_NAMES = (".env", ".env.local", ".env.production", "secrets.yml", "secrets.yaml", "secrets.json",
+                    "credentials", "credentials.json", "id_rsa", "id_ed25519", "server.key", "tls.pem",
+                    "terraform.tfvars", "terraform.tfstate", ".npmrc", ".pypirc", ".netrc", ".git-credentials",
+                    "service-account.json", "keystore.jks", ".htpasswd", ".pgpass", "vault.kdbx", ".envrc")
+
+
+def _names_beside(pattern: str) -> tuple[str, ...]:
+    """Credential names in every directory the pattern's own directory part names literally. A last part
+    that is only `*` (every visible name, as listers give) is left to the samples above, or `wc -l *` and
+    `git ls-files | xargs wc -l` would ask in every workspace."""
+    head, _, last = pattern.rpartition("/")
+    if last in ("*", "**"):
+        return ()
+    if any(c in head for c in "*?["):  # a pattern directory: try the names one and two levels below a sample
+        return tuple(f"{d}/{n}" for d in ("x", "x/y") for n in CREDENTIAL_NAMES) + CREDENTIAL_NAMES
+    return tuple(f"{head}/{n}" if head else n for n in CREDENTIAL_NAMES)
+
+
 def secret_reason(path: str, glob: bool = False) -> str | None:
     """What secret reading `path` reveals ("the credential file ~/.ssh/id_rsa"), or None."""
-    if TEMPLATES.search(path) or not (_matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES) or (
-            path.lower() != path and _matches(path.lower(), CREDENTIALS, glob, CREDENTIAL_SAMPLES))):
+    samples = CREDENTIAL_SAMPLES + (_names_beside(path) if glob else ())
+    if TEMPLATES.search(path) or not (_matches(path, CREDENTIALS, glob, samples) or (
+            path.lower() != path and _matches(path.lower(), CREDENTIALS, glob, samples))):
         return None  # (a case-insensitive file system opens .ENV as .env)
     shown = _home_form(path)
     if "environ" in shown:
