@@ -82,6 +82,8 @@ class Rule:
         if not toks:
             return False
         toks = [toks[0].rsplit("/", 1)[-1], *toks[1:]]
+        if toks[0] in PRIVILEGE and self._matches_words(_after_privilege(toks)):
+            return True  # sudo make deploy is make deploy (sudo is Dangerous, which /allow-dangerous only asks)
         if self.command is not None:
             want = _split_words(self.command)
             return bool(want) and [want[0].rsplit("/", 1)[-1], *want[1:]] == toks
@@ -109,6 +111,20 @@ class Rule:
 
     def matches_tool(self, tool_name: str) -> bool:
         return self.tool is not None and fnmatchcase(tool_name, self.tool)
+
+
+PRIVILEGE = {"sudo", "doas", "run0", "pkexec"}
+PRIVILEGE_VALUES = {"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p",
+                    "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T", "--command-timeout"}
+
+
+def _after_privilege(toks: list[str]) -> list[str]:
+    i = 1
+    while i < len(toks) and toks[i].startswith("-"):
+        i += 2 if toks[i] in PRIVILEGE_VALUES else 1
+        if toks[i - 1] == "--":
+            break
+    return toks[i:]
 
 
 #: git's global options that take a value (git -C DIR push is git push).
