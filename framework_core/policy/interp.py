@@ -32,7 +32,14 @@ FD_PATH = re.compile(r"/dev/(?:stdin|fd/\d+)|/proc/(?:self|thread-self|\d+)/fd/\
 
 def is_stdin(arg: str) -> bool:
     """Does this script argument read what arrives on a descriptor (stdin, or one redirected like 3<&0)?"""
-    return arg == "-" or bool(FD_PATH.fullmatch(posixpath.normpath(arg) if arg.startswith("/") else arg))
+    return arg == "-" or bool(FD_PATH.fullmatch(posixpath.normpath("/" + arg.lstrip("/")) if arg.startswith("/")
+                                                 else arg))
+
+
+def network_fd(arg: str, ctx: Ctx) -> bool:
+    """/dev/fd/N (any spelling) where N was opened on what the network returned (`3< <(curl …)`)."""
+    m = re.search(r"/fd/+(\d+)$", arg)
+    return bool(m) and is_stdin(arg) and m.group(1) in ctx.net_fds
 
 
 def _family(name: str) -> str:
@@ -70,6 +77,8 @@ def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
         if plain and inner.level == Level.SAFE and not words[1 + i].dynamic:
             return inner, flow
         return Verdict.combine([inner, confirm(argv, "runs a shell")]), flow
+    if i < len(args) and network_fd(args[i], ctx):
+        return danger(argv, "runs what a network fetch returned"), Flow()
     if stdin or i >= len(args) or is_stdin(args[i]):
         return confirm(argv, f"{argv[0]} runs commands from its input"), Flow(runs_input=True)
     return _script(argv, words, 1 + i, ctx)
@@ -119,7 +128,11 @@ def language(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flo
         if a in code_opts or any(a.startswith(o) and len(o) == 2 and len(a) > 2 for o in code_opts):
             what = "a module from the working directory first" if a == "-m" else "inline code"
             network = a == "-m" and module_uses_network(args[i + 1:])
-            return confirm(argv, f"{argv[0]} runs {what}", network=network), Flow()
+            code = words[2 + i] if a in code_opts and 2 + i < len(words) else words[1 + i]
+            # code computed at run time (perl -e "$(cat)") may be what arrives on standard input
+            return confirm(argv, f"{argv[0]} runs {what}", network=network), Flow(runs_input=code.dynamic)
+        if network_fd(a, ctx):
+            return danger(argv, "runs what a network fetch returned"), Flow()
         if not a.startswith("-"):
             if is_stdin(a):
                 break

@@ -73,6 +73,8 @@ def read_source(node: Any, ctx: Ctx, walk: Walker) -> Flow:
             flow = flow | Flow(network=True)
             continue
         flow = flow | w.flow
+        if w.flow.network and _fd(node):  # 3< <(curl …): descriptor 3 now carries what the network returned
+            ctx.net_fds.add(_fd(node))
         if node.type == "herestring_redirect":
             m = SECRET_VAR.search(w.text)
             if m:
