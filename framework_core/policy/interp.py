@@ -39,7 +39,7 @@ def is_stdin(arg: str) -> bool:
 def network_fd(arg: str, ctx: Ctx) -> bool:
     """/dev/fd/N (any spelling) where N was opened on what the network returned (`3< <(curl …)`)."""
     m = re.search(r"/fd/+(\d+)$", arg)
-    return bool(m) and is_stdin(arg) and m.group(1) in ctx.net_fds
+    return m is not None and is_stdin(arg) and m.group(1) in ctx.net_fds
 
 
 def _family(name: str) -> str:
