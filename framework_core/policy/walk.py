@@ -80,7 +80,7 @@ def _command(node: Any, ctx: Ctx, stdin: Flow = Flow(),  # noqa: B008 - Flow is 
     return out
 
 
-def _assign_parts(node: Any, ctx: Ctx) -> tuple[str, Word | None]:
+def _assign_parts(node: Any, ctx: Ctx, assoc: bool = False) -> tuple[str, Word | None]:
     target = node.child_by_field_name("name") or node.named_children[0]
     name = text_of(target)
     if target.type == "subscript":
@@ -93,7 +93,7 @@ def _assign_parts(node: Any, ctx: Ctx) -> tuple[str, Word | None]:
     if value_node is None:
         return name, Word("")
     if value_node.type == "array":
-        for c in value_node.named_children:  # [KEY]=value: an indexed array evaluates KEY as arithmetic
+        for c in value_node.named_children if not assoc else ():  # [KEY]=value: an indexed array evaluates KEY
             key = re.match(r"\[(.*)\]=", _unquoted(text_of(c)), re.S)
             why = subscript_problem(key.group(1), ctx) if key else ""
             if why:
@@ -153,7 +153,7 @@ def _declaration(node: Any, ctx: Ctx) -> Flow:
     names: list[str] = []
     for child in node.named_children:
         if child.type == "variable_assignment":
-            name, value = _assign_parts(child, ctx)
+            name, value = _assign_parts(child, ctx, assoc=any("A" in f for f in flags if f.startswith("-")))
             names.append(name)
             _remember(name, value, ctx)
             if value is not None and value.text.lstrip().startswith("(") and any("a" in f or "A" in f for f in flags):
