@@ -6,12 +6,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-DEFAULT_SCRUB_PATTERNS = [
-    "*_API_KEY", "*_APIKEY", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_CREDENTIALS",
-    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_CLIENT_SECRET",
-    "GOOGLE_APPLICATION_CREDENTIALS", "GH_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN", "PYPI_TOKEN",
-    "DATABASE_URL", "*_DSN",
-]
 
 
 class _Model(BaseModel):
@@ -97,10 +91,12 @@ class TepsSettings(_Model):
     screen_output_lines: int = Field(20, ge=0, description="Lines of live command output shown on screen per call.")
     read_max_bytes: int = Field(256_000, gt=0, description="No longer used (readFile returns any range of lines of a "
                                 "file within output_budget_chars); accepted so that older config files still load.")
-    scrub_env_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SCRUB_PATTERNS),
-                                          description="Env var name patterns withheld from commands.")
-    keep_env: list[str] = Field(default_factory=list,
-                                description="Env vars passed through even if a scrub pattern matches.")
+    scrub_env_patterns: list[str] | None = Field(None, description="No longer used: commands get an allowlist of "
+                                                 "variables (keep_env adds to it); accepted so that older config "
+                                                 "files still load.")
+    keep_env: list[str] = Field(default_factory=list, description="More environment variables commands and stdio "
+                                "MCP servers get (names or globs such as MYTOOL_*), besides the shell's basics, "
+                                "locale, toolchain, certificate and (with the network) proxy variables.")
 
 
 class McpOAuthSettings(_Model):
@@ -225,8 +221,13 @@ class SandboxSettings(_Model):
     protected_paths: list[str] = Field(default_factory=lambda: [".envrc"], description="Workspace paths that "
                                        "other tools run on their own, kept read-only (besides .git hooks and "
                                        "config and LACA's own workspace files, which always are).")
-    hidden_paths: list[str] = Field(default_factory=list, description="More paths hidden from commands "
-                                    "(credential locations such as ~/.ssh are hidden already).")
+    hidden_paths: list[str] = Field(default_factory=list, description="More paths outside the home hidden from "
+                                    "commands (inside the home only what home_allow lists is shown).")
+    home_allow: list[str] = Field(default_factory=list, description="More entries of the home shown read-only to "
+                                  "commands (~/path or a path under the home; * within a segment), besides the "
+                                  "toolchains and tool configuration LACA shows (laca doctor lists them).")
+    home_caches: list[str] = Field(default_factory=list, description="More writable, persistent cache folders "
+                                   "in the commands' home (~/path): LACA's own folders, never the real ones.")
     overlay: bool = Field(True, description="Run commands that may write in an overlay of the workspace, so "
                           "their changes can be previewed and undone.")
     undo_max_mb: int = Field(200, gt=0, description="Disk kept for undoing commands and file writes; oldest "

@@ -68,7 +68,9 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
 
         control = {c.rel: c.reason for c in launch.protected}
         notes = explain(out.stderr, workspace=sandbox.workspace, mode=launch.mode, network=launch.network,
-                        control=control, profile=sandbox.profile)
+                        control=control, profile=sandbox.profile, home=launch.home,
+                        workspace_is_home=sandbox.workspace_is_home)
+    notes += launch.notes  # what the command wrote to its throw-away home
     if launch.dropped:
         notes.append(dropped_note(launch.dropped))
     if landed is not None:
