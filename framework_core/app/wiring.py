@@ -88,12 +88,15 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
 
 
 def build_sandbox(loaded: LoadedConfig):  # -> Sandbox
+    from framework_core.sandbox.home import load_allow
     from framework_core.sandbox.sandbox import Sandbox
 
     cfg = loaded.config.sandbox
+    allow = load_allow().extended(cfg.home_allow, cfg.home_caches, home=Path.home(),
+                                  where=loaded.source_of(("sandbox", "home_allow")))
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
                    hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
-                   use_overlay=cfg.overlay)
+                   use_overlay=cfg.overlay, home_allow=allow)
 
 
 def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
@@ -156,6 +159,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
         mcp.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network) if s.sandbox else ()
+        mcp.keep_env = tuple(cfg.teps_settings.keep_env)
         mcp.elicit = elicit
         mcp.oauth.interactive = elicit is not None  # a browser sign-in needs someone at the terminal (the REPL)
         mcp.start()
@@ -165,6 +169,9 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     notice = sandbox.unavailable_notice()  # probes the sandbox here, off the prompt's thread
     if notice:
         warnings.append(notice)
+    home_notice = sandbox.home_notice()
+    if home_notice:
+        warnings.append(home_notice)
     for warning in warnings:
         events(Notice("warning", warning))
     facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a))

@@ -228,6 +228,23 @@ class SandboxSettings(_Model):
                                   "toolchains and tool configuration LACA shows (laca doctor lists them).")
     home_caches: list[str] = Field(default_factory=list, description="More writable, persistent cache folders "
                                    "in the commands' home (~/path): LACA's own folders, never the real ones.")
+
+    @field_validator("home_allow", "home_caches")
+    @classmethod
+    def _in_the_home(cls, v: list[str]) -> list[str]:
+        """Entries name paths in the home: `~/x`, `x`, or an absolute path under it."""
+        import os
+        from pathlib import Path
+
+        homes = {Path.home(), Path(os.path.realpath(Path.home()))}
+        for entry in v:
+            text = entry[2:] if entry.startswith("~/") else entry
+            paths = {Path(os.path.normpath(text))} if os.path.isabs(text) else {Path(os.path.normpath(h / text))
+                                                                                 for h in homes}
+            if not any(h in p.parents for p in paths for h in homes):
+                raise ValueError(f"'{entry}' is not a path in the home directory ({Path.home()}); write ~/path. The "
+                                 "rest of the file system is shown to commands read-only already.")
+        return v
     overlay: bool = Field(True, description="Run commands that may write in an overlay of the workspace, so "
                           "their changes can be previewed and undone.")
     undo_max_mb: int = Field(200, gt=0, description="Disk kept for undoing commands and file writes; oldest "

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from framework_core.errors import ConfigError
-
 ALLOW_FILE = Path(__file__).with_name("home_allow.yaml")
 MountKind = Literal["ro", "rw", "file"]
 
@@ -67,6 +65,8 @@ class HomeView:
 
 
 def relative_to_home(entry: str, home: Path, where: str, key: str) -> str:
+    from framework_core.errors import ConfigError
+
     text = str(entry).strip()
     if text.startswith("~/"):
         text = text[2:]
@@ -85,6 +85,7 @@ def relative_to_home(entry: str, home: Path, where: str, key: str) -> str:
 
 def load_allow(path: Path = ALLOW_FILE) -> HomeAllow:
     """Read the allowlist; an unreadable or malformed file is a ConfigError naming it."""
+    from framework_core.errors import ConfigError
     from framework_core.config.yaml_load import load_yaml_mapping
 
     doc = load_yaml_mapping(path, what="home allowlist")
