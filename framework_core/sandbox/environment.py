@@ -12,6 +12,8 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import Iterable, Mapping
 
+from framework_core.sandbox.sanitise import SECRETISH, strip_userinfo
+
 CORE = (
     "PATH", "HOME", "USER", "USERNAME", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TZDIR", "TMPDIR",
     "TEMP", "TMP", "EDITOR", "VISUAL", "PAGER", "COLORTERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR",
@@ -33,15 +35,21 @@ TOOLCHAIN = (
 )
 CERTS = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "CURL_CA_BUNDLE",
          "GIT_SSL_CAINFO", "PIP_CERT")
+# registry configuration: passed with any user:password@ taken out of its URLs
+REGISTRY = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL",
+            "UV_DEFAULT_INDEX", "UV_FIND_LINKS", "UV_PYTHON", "UV_OFFLINE", "NPM_CONFIG_REGISTRY",
+            "npm_config_registry", "YARN_REGISTRY", "GOPROXY", "GONOPROXY", "GOSUMDB", "PYTHONDONTWRITEBYTECODE",
+            "PYTHONUNBUFFERED")
+REGISTRY_GLOBS = ("PIP_*",)  # pip's settings hold no secret except in URLs
 PROXY = tuple(n for base in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY")
               for n in (base, base.lower()))
-ALLOWED = frozenset(CORE + TOOLCHAIN + CERTS + PROXY)
+ALLOWED = frozenset(CORE + TOOLCHAIN + CERTS + PROXY + REGISTRY)
 
 
 def allowed(name: str, keep: Iterable[str] = ()) -> bool:
     """Whether `name` passes: a built-in name, `LC_*`, or a name or glob of `keep` (case as written)."""
-    return (name in ALLOWED or any(fnmatchcase(name, g) for g in CORE_GLOBS)
-            or any(fnmatchcase(name, k) for k in keep))
+    return (name in ALLOWED or any(fnmatchcase(name, g) for g in CORE_GLOBS + REGISTRY_GLOBS)
+            and not SECRETISH.search(name) or any(fnmatchcase(name, k) for k in keep))
 
 
 def command_env(env: Mapping[str, str], keep: Iterable[str] = (), *, network: bool = True
@@ -55,7 +63,11 @@ def command_env(env: Mapping[str, str], keep: Iterable[str] = (), *, network: bo
         if not network and name in PROXY:
             continue
         if allowed(name, keep):
-            clean[name] = value
+            clean[name] = strip_userinfo(value) if _registry(name) and name not in keep else value
         else:
             withheld.append(name)
     return clean, tuple(sorted(withheld))
+
+
+def _registry(name: str) -> bool:
+    return name in REGISTRY or any(fnmatchcase(name, g) for g in REGISTRY_GLOBS)
