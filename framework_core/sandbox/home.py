@@ -117,10 +117,12 @@ def home_mounts(allow: HomeAllow, home: Path, cache_root: Path | None) -> HomeVi
     then each cache writable from `cache_root` (None: no persistent caches). Order matters: a cache inside a
     toolchain folder (`go/pkg/mod` in `go`) comes after it."""
     mounts: list[HomeMount] = []
+    real_home = os.path.realpath(home)
     for rel in allow.toolchains:
         for match in sorted(glob.glob(str(home / rel))) if glob.has_magic(rel) else [str(home / rel)]:
-            if os.path.lexists(match) and os.path.exists(match):
-                mounts.append(HomeMount("ro", Path(match).relative_to(home).as_posix(), os.path.realpath(match)))
+            target = os.path.realpath(match)
+            if os.path.exists(match) and _leads_to_allowed(target, real_home, allow.toolchains):
+                mounts.append(HomeMount("ro", Path(match).relative_to(home).as_posix(), target))
     for entry in allow.config:
         real = home / entry.path
         if real.is_file():
@@ -129,6 +131,15 @@ def home_mounts(allow: HomeAllow, home: Path, cache_root: Path | None) -> HomeVi
         for rel in allow.caches:
             mounts.append(HomeMount("rw", rel, str(cache_root / rel)))
     return HomeView(str(home), tuple(mounts))
+
+
+def _leads_to_allowed(target: str, real_home: str, entries: tuple[str, ...]) -> bool:
+    """An entry that is a symlink elsewhere in the home (`.pyenv -> .ssh`) is shown only when it leads into
+    another listed entry; one leading out of the home (`.nix-profile -> /nix/...`) is shown as it is."""
+    if not (target + "/").startswith(real_home.rstrip("/") + "/"):
+        return True
+    rel = Path(target).relative_to(real_home)
+    return any(rel == Path(e) or Path(e) in rel.parents or glob.has_magic(e) and rel.match(e) for e in entries)
 
 
 def write_config_copies(view: HomeView, into: Path) -> dict[str, str]:

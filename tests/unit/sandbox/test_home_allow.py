@@ -146,3 +146,15 @@ def test_a_failed_connection_to_a_local_service_is_explained(tmp_path: Path) -> 
     notes = explain("curl: (6) Could not resolve host: example.com", workspace=tmp_path, mode="read-only",
                     network=False, control={}, profile="x")
     assert any("no network" in n for n in notes)
+
+
+def test_a_toolchain_entry_linked_to_elsewhere_in_the_home_is_not_shown(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".pyenv").symlink_to(home / ".ssh")
+    (home / "opt" / "rustup").mkdir(parents=True)
+    (home / ".rustup").symlink_to(home / "opt" / "rustup")
+    (home / ".local").mkdir()
+    (home / ".local" / "bin").symlink_to(tmp_path)  # outside the home: shown
+    view = home_mounts(HomeAllow(toolchains=(".pyenv", ".rustup", ".local/bin", "opt")), home, None)
+    assert [m.rel for m in view.mounts] == [".rustup", ".local/bin", "opt"]

@@ -179,16 +179,21 @@ def test_a_venv_and_pip_install_of_a_local_wheel_work_with_a_writable_cache(base
     assert not (home / ".cache").exists()  # never the user's real one
 
 
-@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
-def test_npm_can_write_its_cache_from_nothing(base: Path, home: Path) -> None:
+@pytest.mark.skipif(shutil.which("npx") is None, reason="npm is not installed")
+def test_npx_runs_a_package_with_an_empty_npm_cache(base: Path, home: Path) -> None:
+    """`npx -y` installs into ~/.npm/_npx before it runs anything: it needs ~/.npm writable from nothing."""
     ws = base / "ws"
-    ws.mkdir()
+    (ws / "hello-pkg" / "bin").mkdir(parents=True)
+    (ws / "hello-pkg" / "package.json").write_text('{"name": "hello-pkg", "version": "1.0.0", '
+                                                    '"bin": {"hello-pkg": "bin/hello.js"}}')
+    (ws / "hello-pkg" / "bin" / "hello.js").write_text("#!/usr/bin/env node\nconsole.log('hello from npx')\n")
+    (ws / "hello-pkg" / "bin" / "hello.js").chmod(0o755)
     cache = base / "cache"
     teps = engine(ws, home, cache, answers=1)
-    out = bash(teps, "npm cache verify && npm config get cache")
+    out = bash(teps, "npx -y ./hello-pkg && npm config get cache")
     assert out["exit_code"] == 0, out
-    assert out["stdout"].strip().endswith(f"{home}/.npm")
-    assert (cache / ".npm" / "_cacache").is_dir()
+    assert "hello from npx" in out["stdout"] and out["stdout"].strip().endswith(f"{home}/.npm")
+    assert (cache / ".npm" / "_npx").is_dir()
     assert not (home / ".npm").exists()
 
 
