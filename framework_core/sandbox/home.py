@@ -123,14 +123,44 @@ def home_mounts(allow: HomeAllow, home: Path, cache_root: Path | None) -> HomeVi
             target = os.path.realpath(match)
             if os.path.exists(match) and _leads_to_allowed(target, real_home, allow.toolchains):
                 mounts.append(HomeMount("ro", Path(match).relative_to(home).as_posix(), target))
-    for entry in allow.config:
-        real = home / entry.path
-        if real.is_file():
-            mounts.append(HomeMount("file", entry.path, str(real), entry.kind))
+    listed = {m.rel for m in mounts}
+    queue = [(entry.path, entry.kind) for entry in allow.config]
+    while queue and len(mounts) < 200:
+        rel, kind = queue.pop(0)
+        real = home / rel
+        if rel in listed or not real.is_file():
+            continue
+        listed.add(rel)
+        mounts.append(HomeMount("file", rel, str(real), kind) if kind != "ro" else
+                      HomeMount("ro", rel, os.path.realpath(real)))
+        if kind == "git":
+            queue += [(r, k) for r, k in _git_files(real, home, real_home)]
     if cache_root is not None:
         for rel in allow.caches:
             mounts.append(HomeMount("rw", rel, str(cache_root / rel)))
     return HomeView(str(home), tuple(mounts))
+
+
+def _git_files(config: Path, home: Path, real_home: str) -> list[tuple[str, str]]:
+    """The files in the home a git config includes or names (`.gitconfig.local` with the identity, the
+    excludes file, the commit template): shown too, an included config sanitised like the first."""
+    from framework_core.sandbox.sanitise import git_references
+
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for kind, written in git_references(text):
+        path = Path(os.path.expanduser(written.replace("~/", str(home) + "/", 1) if written.startswith("~/")
+                                       else written))
+        path = path if path.is_absolute() else config.parent / path
+        for root in (str(home), real_home):
+            norm = os.path.normpath(path)
+            if (norm + "/").startswith(root.rstrip("/") + "/") and norm != root:
+                out.append((Path(norm).relative_to(root).as_posix(), kind))
+                break
+    return out
 
 
 def _leads_to_allowed(target: str, real_home: str, entries: tuple[str, ...]) -> bool:

@@ -101,4 +101,30 @@ def urls(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
+GIT_FILE_KEYS = {("core", "excludesfile"), ("core", "attributesfile"), ("commit", "template")}
+
+
+def git_references(text: str) -> list[tuple[str, str]]:
+    """Files a git config names that git reads as it runs: ("git", path) for `include`/`includeIf` paths (more
+    config, to be sanitised too), ("ro", path) for the excludes and attributes files and the commit template.
+    Paths as written (`~/x`, relative to the config file, or absolute)."""
+    out: list[tuple[str, str]] = []
+    section = ""
+    for line in text.splitlines():
+        body = line.strip()
+        if body.startswith("["):
+            end = body.find("]")
+            section = re.split(r"[\s.\"]", body[1:end if end >= 0 else None].strip(), maxsplit=1)[0].lower()
+            body = body[end + 1:].strip() if end >= 0 else ""
+        key, eq, value = body.partition("=")
+        key, value = key.strip().lower(), value.strip().strip('"')
+        if not eq or not value:
+            continue
+        if section in ("include", "includeif") and key == "path":
+            out.append(("git", value))
+        elif (section, key) in GIT_FILE_KEYS:
+            out.append(("ro", value))
+    return out
+
+
 KINDS: dict[str, Callable[[str], str]] = {"git": git, "npmrc": npmrc, "cargo": cargo, "urls": urls}

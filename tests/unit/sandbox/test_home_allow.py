@@ -12,6 +12,7 @@ from framework_core.sandbox import sanitise
 from framework_core.sandbox.denials import explain
 from framework_core.sandbox.home import HomeAllow, home_mounts, home_writes, load_allow
 from framework_core.sandbox.plan import HomeBind, SandboxPlan, bwrap_argv
+from framework_core.sandbox.probe import probe
 
 
 def test_the_shipped_allowlist_loads_and_names_the_caches_the_tools_need() -> None:
@@ -158,3 +159,37 @@ def test_a_toolchain_entry_linked_to_elsewhere_in_the_home_is_not_shown(tmp_path
     (home / ".local" / "bin").symlink_to(tmp_path)  # outside the home: shown
     view = home_mounts(HomeAllow(toolchains=(".pyenv", ".rustup", ".local/bin", "opt")), home, None)
     assert [m.rel for m in view.mounts] == [".rustup", ".local/bin", "opt"]
+
+
+def test_files_a_gitconfig_includes_or_names_are_shown_too(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[include]\n\tpath = ~/.gitconfig.local\n[core]\n\texcludesFile = "
+                                     "~/.gitignore_mine\n[commit]\n\ttemplate = .gitmessage\n"
+                                     "[includeIf \"gitdir:~/work/\"]\n\tpath = /etc/elsewhere\n")
+    (home / ".gitconfig.local").write_text("[user]\n\tname = A\n[credential]\n\thelper = store\n")
+    (home / ".gitignore_mine").write_text("*.o\n")
+    (home / ".gitmessage").write_text("subject\n")
+    view = home_mounts(HomeAllow(config=load_allow().config), home, None)
+    kinds = {m.rel: (m.kind, m.sanitiser) for m in view.mounts}
+    assert kinds[".gitconfig.local"] == ("file", "git")
+    assert kinds[".gitignore_mine"][0] == "ro" and kinds[".gitmessage"][0] == "ro"
+    assert not any("elsewhere" in rel for rel in kinds)  # outside the home: visible anyway, nothing to mount
+
+
+@pytest.mark.skipif(not probe().available, reason="no sandbox on this machine: doctor stops before the home")
+def test_doctor_shows_the_home_and_environment_a_command_gets(workspace: Path, isolated_env: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from framework_core.sandbox.doctor import run_doctor
+
+    (isolated_env / ".gitconfig").write_text("[user]\n\tname = A\n")
+    monkeypatch.setenv("MY_SERVICE_PASS", "hunter2")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:1")
+    out = io.StringIO()
+    run_doctor(Overrides(), out)
+    text = out.getvalue()
+    assert "copies without credentials: ~/.gitconfig" in text and "~/.npm" in text
+    assert "MY_SERVICE_PASS" in text.split("withheld:")[1] and "hunter2" not in text
+    assert "only with the network: HTTPS_PROXY" in text
