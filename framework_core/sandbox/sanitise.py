@@ -13,6 +13,7 @@ from typing import Callable
 
 USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.-]*://)[^/\s@\"']+@", re.I)
 SECRETISH = re.compile(r"token|auth|passw|secret|credential|_key\b|apikey|api-key", re.I)
+GIT_SECRET_KEY = re.compile(r"token|pass|secret|auth|cookie", re.I)  # sendemail.smtpPass, github.token, ...
 REMOVED = "# (removed by LACA's sandbox: credentials are not shown to commands)"
 
 
@@ -22,7 +23,8 @@ def strip_userinfo(text: str) -> str:
 
 
 def git(text: str) -> str:
-    """git config: no `[credential]` sections (helpers, usernames per URL), no `http.*.extraHeader`, no URL
+    """git config: no `[credential]` sections (helpers, usernames per URL), no `http.*.extraHeader`, no key
+    naming a token, password, secret or cookie (`sendemail.smtpPass`, `github.token`), no URL
     userinfo (in values and in `[url "..."]` headers). A key on a header line (`[credential] helper = x`)
     counts as in that section; a value continued with a backslash goes with its key."""
     out: list[str] = []
@@ -48,7 +50,7 @@ def git(text: str) -> str:
             out.append(line)
             continue
         key = re.split(r"[\s=]", body, maxsplit=1)[0].lower()
-        drop = section == "credential" or key == "extraheader"
+        drop = section == "credential" or key == "extraheader" or bool(GIT_SECRET_KEY.search(key))
         if not drop:
             out.append(strip_userinfo(line))
         if body.endswith("\\"):

@@ -92,10 +92,12 @@ def test_a_workspace_holding_the_home_gets_the_home_after_it() -> None:
 def test_git_config_keeps_identity_and_drops_credentials() -> None:
     text = ("[user]\n\tname = Ann\n[credential]\n\thelper = store\n[credential \"https://x\"] username = bob\n"
             "[http \"https://h\"]\n\textraHeader = Authorization: Bearer abc \\\n  continued\n\tsslVerify = false\n"
-            "[url \"https://tok123@github.com/\"]\n\tinsteadOf = https://github.com/\n[core]\n\teditor = vi\n")
+            "[url \"https://tok123@github.com/\"]\n\tinsteadOf = https://github.com/\n[core]\n\teditor = vi\n"
+            "[sendemail]\n\tsmtpPass = mailpw\n[github]\n\ttoken = ghtok\n[user]\n\tsigningKey = ABC\n")
     clean = sanitise.git(text)
     assert "name = Ann" in clean and "sslVerify = false" in clean and "editor = vi" in clean
-    for secret in ("helper", "bob", "Bearer", "continued", "tok123"):
+    assert "signingKey = ABC" in clean
+    for secret in ("helper", "bob", "Bearer", "continued", "tok123", "mailpw", "ghtok"):
         assert secret not in clean, secret
 
 
