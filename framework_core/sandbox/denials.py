@@ -82,14 +82,15 @@ def _home(stderr: str, home: "HomeView", exists: Callable[[str], bool]) -> list[
                 hidden.append(rel)
     notes = []
     if hidden:
-        names = ", ".join("~/" + r for r in dict.fromkeys(hidden))
-        notes.append(f"{names} is not shown inside the sandbox: commands see only part of the home (toolchains, "
+        outer = [r for r in dict.fromkeys(hidden) if not any(r.startswith(o + "/") for o in hidden)]
+        names = ", ".join("~/" + r for r in outer)
+        notes.append(f"not shown inside the sandbox: {names}. Commands see only part of the home (toolchains, "
                      "tool configuration without credentials, LACA's own caches; `laca doctor` lists them). If a "
                      "command needs it, the user can add it to sandbox.home_allow (shown read-only) in their "
                      "LACA config, or approve running the command outside the sandbox.")
     if read_only:
         names = ", ".join("~/" + r for r in dict.fromkeys(read_only))
-        notes.append(f"{names} is shown read-only inside the sandbox (a toolchain, or a copy of configuration "
+        notes.append(f"shown read-only inside the sandbox: {names} (a toolchain, or a copy of configuration "
                      "without credentials); the user can change it outside LACA. Caches such as ~/.cache and "
                      "~/.npm are writable (sandbox.home_caches adds one).")
     return notes

@@ -136,8 +136,8 @@ def test_notes_name_a_home_path_withheld_and_one_shown_read_only(tmp_path: Path)
                     workspace=tmp_path, mode="overlay", network=False, control={}, profile="workspace-write",
                     home=view, exists=there)
     text = " ".join(notes)
-    assert "~/.config/tool/token is not shown" in text and "sandbox.home_allow" in text
-    assert "~/.gitconfig is shown read-only" in text
+    assert "not shown inside the sandbox: ~/.config/tool/token." in text and "sandbox.home_allow" in text
+    assert "shown read-only inside the sandbox: ~/.gitconfig" in text
     assert explain("cat: /home/u/nothing: No such file or directory", workspace=tmp_path, mode="overlay",
                    network=False, control={}, profile="workspace-write", home=view, exists=there) == []
 
