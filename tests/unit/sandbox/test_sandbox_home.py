@@ -89,7 +89,8 @@ def test_an_unknown_tools_credentials_and_ssh_keys_do_not_exist_inside(base: Pat
     assert "SOMETOOL-SECRET" not in out["stdout"] and "id_ed25519" not in out["stdout"]
     assert "sometool" not in out["stdout"]
     assert "No such file" in out["stderr"]
-    assert "not shown inside the sandbox: ~/.config" in out.get("sandbox", ""), out  # says what was withheld
+    note = out.get("sandbox", "")  # says what was withheld, and how to allow it
+    assert "not shown inside the sandbox:" in note and "~/.config." in note and "~/.ssh" in note, out
     assert "home_allow" in out["sandbox"]
 
 
