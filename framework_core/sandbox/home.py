@@ -137,8 +137,15 @@ def home_mounts(allow: HomeAllow, home: Path, cache_root: Path | None) -> HomeVi
             queue += [(r, k) for r, k in _git_files(real, home, real_home)]
     if cache_root is not None:
         for rel in allow.caches:
-            mounts.append(HomeMount("rw", rel, str(cache_root / rel)))
+            mounts.append(HomeMount("rw", rel, str(cache_root / cache_folder(rel))))
     return HomeView(str(home), tuple(mounts))
+
+
+def cache_folder(rel: str) -> str:
+    """Each cache is a folder of its own directly in the cache root (`.cargo/registry` -> `.cargo%registry`):
+    never one inside another, where a command that can write the outer one could swap the inner one for a
+    symlink that the next mount would follow."""
+    return rel.replace("%", "%25").replace("/", "%")
 
 
 def _git_files(config: Path, home: Path, real_home: str) -> list[tuple[str, str]]:

@@ -64,7 +64,7 @@ def test_mounts_list_what_exists_and_a_cache_after_its_toolchain(tmp_path: Path)
     assert ".pyenv" not in rels  # not there: not mounted
     assert rels.index("go") < rels.index("go/pkg/mod")
     assert {m.rel: m.kind for m in view.mounts}[".gitconfig"] == "file"
-    assert [m.source for m in view.mounts if m.rel == ".cache/mytool"] == [str(tmp_path / "cache/.cache/mytool")]
+    assert [m.source for m in view.mounts if m.rel == ".cache/mytool"] == [str(tmp_path / "cache" / ".cache%mytool")]
 
 
 def test_the_home_is_mounted_after_tmp_and_before_a_workspace_inside_it() -> None:
