@@ -9,16 +9,13 @@ from typing import Any, Callable
 
 from framework_core.core.approval import Approver
 from framework_core.config.load import LoadedConfig
-from framework_core.config.dirs import user_config_dir, user_data_dir
+from framework_core.config.dirs import user_data_dir
+from framework_core.core import construct
 from framework_core.core.agent import Agent
-from framework_core.errors import ConfigError
+from framework_core.core.construct import build_policy_state, build_registry, build_sandbox  # shared with TEPS
 from framework_core.core.events import EventSink, Notice
 from framework_core.core.facade import Facade
 from framework_core.core.session import MessageManager
-
-USER_RULES = "rules.yaml"
-WORKSPACE_RULES = Path(".laca") / "rules.yaml"
-WORKSPACE_TOOLS = "tools.yaml"
 
 
 @dataclass
@@ -26,54 +23,6 @@ class Parts:
     agent: Agent
     facade: Facade  # what front ends hold
     warnings: list[str]
-
-
-def rule_file_paths(loaded: LoadedConfig) -> list[Path]:
-    from framework_core.config.rule_files import settings_rule_files
-
-    paths = settings_rule_files(loaded.config.teps_settings)
-    for extra in (user_config_dir() / USER_RULES, loaded.workspace / WORKSPACE_RULES):
-        if extra.is_file() and extra not in paths:
-            paths.append(extra)
-    return paths
-
-
-def tool_file_paths(loaded: LoadedConfig) -> list[Path]:
-    paths = [Path(p) for p in loaded.config.tools_files]
-    ws = (loaded.workspace / WORKSPACE_TOOLS).resolve()
-    if ws.is_file() and ws not in [p.resolve() for p in paths]:
-        paths.append(ws)
-    return paths
-
-
-def build_policy_state(loaded: LoadedConfig):  # -> PolicyState
-    from framework_core.config.rule_files import load_policy
-
-    auto = str(loaded.workspace / WORKSPACE_RULES)  # read because it is there, not because the user named it
-    return load_policy(rule_file_paths(loaded),
-                       keep=lambda r: r.source != auto or loaded.trust.allows(f"rule:{r.name}"))
-
-
-def build_registry(loaded: LoadedConfig):  # -> ToolRegistry
-    from framework_core.tools.builtin import builtin_registry
-
-    registry = builtin_registry()
-    paths = tool_file_paths(loaded)
-    if paths:
-        from framework_core.tools.declared import load_tools_file
-
-        for path in paths:
-            if not path.is_file():
-                raise ConfigError(f"tools file not found: {path}. Fix tools_files in framework_config.yaml.")
-            auto = path.resolve() == (loaded.workspace / WORKSPACE_TOOLS).resolve() and str(path) not in [
-                str(Path(p)) for p in loaded.config.tools_files]
-            for spec in load_tools_file(path):
-                if auto and not loaded.trust.allows(f"tool:{spec.name}"):
-                    continue  # the workspace's own tools.yaml: only what the user trusted
-                if spec.name in registry:
-                    raise ConfigError(f"tool '{spec.name}' is defined twice", path=str(path))
-                registry.register(spec)
-    return registry
 
 
 def mcp_servers(loaded: LoadedConfig) -> dict:
@@ -87,31 +36,10 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
     return {n: s for n, s in servers.items() if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
 
 
-def build_sandbox(loaded: LoadedConfig):  # -> Sandbox
-    from framework_core.sandbox.home import load_allow
-    from framework_core.sandbox.sandbox import Sandbox
-
-    cfg = loaded.config.sandbox
-    allow = load_allow().extended(cfg.home_allow, cfg.home_caches, home=Path.home(),
-                                  where=loaded.source_of(("sandbox", "home_allow")))
-    return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
-                   hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
-                   use_overlay=cfg.overlay, home_allow=allow)
-
-
 def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
     """In the session's folder, so that `--continue` can still undo; in a temporary one without a transcript."""
-    import tempfile
-
-    from framework_core.sandbox.undo_store import UndoStore
-
-    limit = loaded.config.sandbox.undo_max_mb * 1024 * 1024
-    if session.transcript is not None:
-        try:
-            return UndoStore(session.transcript.path.with_suffix(".undo"), limit)
-        except OSError:
-            pass  # a read-only or full data dir: undo for this run only
-    return UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), limit)
+    folder = session.transcript.path.with_suffix(".undo") if session.transcript is not None else None
+    return construct.build_undo(loaded, folder)
 
 
 def context_roots(loaded: LoadedConfig) -> list[Path]:
@@ -174,7 +102,8 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         warnings.append(home_notice)
     for warning in warnings:
         events(Notice("warning", warning))
-    facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a))
+    facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a),
+                    reopen=lambda a, ref: reopen_session(loaded, a, ref))
     return Parts(agent, facade, warnings)
 
 
@@ -186,18 +115,39 @@ def key_env_vars(loaded: "LoadedConfig") -> list[str]:
     return sorted(names)
 
 
+def reopen_session(loaded: "LoadedConfig", agent: "Agent", ref: str) -> tuple["MessageManager", list[str], dict]:
+    """/resume ID: an earlier session of this workspace, opened to go on (its command output in its own folder).
+    Returns the session, what to say about it, and its last provider, model and persona."""
+    from framework_core.core.session import find_session_by_prefix
+    from framework_core.config.dirs import user_data_dir
+    from framework_core.core.session import resume_session, secrets_in_env
+
+    data = user_data_dir()
+    path = find_session_by_prefix(data, ref)
+    session, loaded_session = resume_session(data, path, secrets_in_env(key_env_vars(loaded)), fork=False)
+    session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
+    _spill_for(loaded, agent, session)
+    return session, loaded_session.warnings, dict(loaded_session.meta)
+
+
+def _spill_for(loaded: "LoadedConfig", agent: "Agent", session: "MessageManager") -> None:
+    """Command output a session saves goes into that session's own folder."""
+    from framework_core.tools import spill
+
+    teps = loaded.config.teps_settings
+    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
+    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
+    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+
+
 def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     """A new session for /clear, started with the agent's provider, model and persona, its command output
     kept in its own folder."""
     from framework_core.config.dirs import user_data_dir
     from framework_core.core.session import open_session, secrets_in_env
-    from framework_core.tools import spill
 
     session = open_session(user_data_dir(), secrets_to_mask=secrets_in_env(key_env_vars(loaded)))
     session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
                    "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
-    teps = loaded.config.teps_settings
-    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
-    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
-    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+    _spill_for(loaded, agent, session)
     return session

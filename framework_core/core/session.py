@@ -33,6 +33,13 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
+def session_uuid(session_id: str) -> str:
+    """The session's id as a UUID, for tools written for Claude Code's JSON (`--resume` takes either form)."""
+    import uuid
+
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "laca-session:" + session_id))
+
+
 def sessions_dir(data_dir: Path) -> Path:
     return data_dir / "sessions"
 
@@ -360,3 +367,35 @@ def find_session(data_dir: Path, session_id: str) -> Path | None:
 
 def secrets_in_env(env_vars: list[str]) -> tuple[str, ...]:
     return tuple(os.environ[v] for v in env_vars if os.environ.get(v))
+
+
+def find_session_by_prefix(data: Path, wanted: str) -> Path:
+    """A session by its id, its UUID (as `-p --output-format json` gives it), a unique prefix of the id, or a
+    unique ending (its last characters)."""
+    from framework_core.errors import ConfigError
+    from framework_core.wording import invocation
+
+    exact = sessions_dir(data) / f"{wanted}.jsonl"
+    if wanted and "/" not in wanted and exact.is_file():
+        return exact
+    ids = [s.session_id for s in list_sessions(data)]
+    matches = ([i for i in ids if session_uuid(i) == wanted.lower()] or [i for i in ids if i.startswith(wanted)]
+               or [i for i in ids if i.endswith(wanted)])
+    if len(matches) == 1:
+        return sessions_dir(data) / f"{matches[0]}.jsonl"
+    if matches:
+        raise ConfigError(f"'{wanted}' matches {len(matches)} sessions ({', '.join(matches[:5])}"
+                          f"{', …' if len(matches) > 5 else ''}): give more of the id")
+    raise ConfigError(f"no session '{wanted}'. List them with: {invocation('--resume')}")
+
+
+def recap(session: MessageManager) -> list[str]:
+    """The last exchange of a resumed session: what the user asked and how the reply began."""
+    last_user = next((m for m in reversed(session.messages) if m.role == "user" and m.content.strip()), None)
+    last_reply = next((m for m in reversed(session.messages) if m.role == "assistant" and m.content.strip()), None)
+    lines = []
+    for who, m in (("you", last_user), ("reply", last_reply)):
+        if m is not None:
+            text = " ".join(m.content.split())
+            lines.append(f"  {who}: {text[:150]}{'…' if len(text) > 150 else ''}")
+    return ["Last exchange:", *lines] if lines else []

@@ -88,8 +88,9 @@ class Sandbox:
         return ws == "/" or ws == home or home.startswith(ws.rstrip("/") + "/")
 
     def is_complete(self) -> bool:
-        """Everything the sandbox can give holds: confined, workspace-write, overlay, a workspace that is not
-        the home or `/`."""
+        """Everything auto mode relies on: commands confined, the workspace-write profile, an overlay (so what a
+        command changes is read, gated and recorded for undo before it lands), and a workspace that is neither
+        the home nor `/` (the overlay would then hold the whole home or system)."""
         return self.active and self.profile == "workspace-write" and self.overlay and not self.workspace_is_home
 
     def home_notice(self) -> str | None:

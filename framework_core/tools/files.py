@@ -52,19 +52,25 @@ def atomic_write(path: Path, data: bytes, *, append: bool = False) -> int:
 
 def write_with_undo(path: Path, data: bytes, *, append: bool, undo: "UndoStore | None",
                     label: str) -> tuple[int, str | None]:
-    """Write atomically, recording the pre-image in the undo store first; a failed write leaves no entry.
-    Returns (the file's new size, a notice from the store when older undo entries were pruned)."""
-    entry = undo.begin(label, "writeFile") if undo is not None else None
+    """Write-ahead, then act: the pre-image is saved and synced in the undo store before the file is touched.
+    If saving fails, UndoError and nothing is written; a failed write leaves no entry. Returns (the file's new
+    size, a notice from the store: older undo entries pruned, or that the file WAS written but its undo record
+    could not be completed, e.g. on a full disk)."""
+    if undo is None:
+        return atomic_write(path, data, append=append), None
+    entry = undo.begin(label, "writeFile")
     try:
-        if entry is not None:
-            entry.save_preimage(path)
-            entry.prepare()
+        entry.save_preimage(path)
+        entry.prepare()  # synced before the workspace is touched; UndoError when it cannot be
+    except BaseException:
+        entry.discard()
+        raise
+    try:
         written = atomic_write(path, data, append=append)
     except BaseException:
-        if entry is not None:
-            entry.discard()
+        entry.discard()
         raise
-    return written, entry.commit() if entry is not None else None
+    return written, entry.commit()  # never raises for a failed record: the file is written, the notice says so
 
 
 def unified_diff_preview(old: str, new: str, path: str, max_lines: int = 400) -> str:
