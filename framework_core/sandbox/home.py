@@ -34,6 +34,7 @@ class HomeAllow:
     config: tuple[ConfigEntry, ...] = ()
     caches: tuple[str, ...] = ()
     source: str = str(ALLOW_FILE)
+    quiet: tuple[str, ...] = ()  # written by tools as they run: not named in the "not kept" note
 
     def extended(self, read_only: Iterable[str] = (), caches: Iterable[str] = (), *,
                  home: Path, where: str = "config") -> "HomeAllow":
@@ -42,7 +43,7 @@ class HomeAllow:
         more_ro = tuple(relative_to_home(p, home, where, "sandbox.home_allow") for p in read_only)
         more_rw = tuple(relative_to_home(p, home, where, "sandbox.home_caches") for p in caches)
         return HomeAllow(tuple(dict.fromkeys(self.toolchains + more_ro)), self.config,
-                         tuple(dict.fromkeys(self.caches + more_rw)), self.source)
+                         tuple(dict.fromkeys(self.caches + more_rw)), self.source, self.quiet)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class HomeView:
 
     home: str
     mounts: tuple[HomeMount, ...] = field(default_factory=tuple)
+    quiet: tuple[str, ...] = ()
 
     def shown(self, kind: MountKind) -> list[str]:
         return [m.rel for m in self.mounts if m.kind == kind]
@@ -90,10 +92,10 @@ def load_allow(path: Path = ALLOW_FILE) -> HomeAllow:
 
     doc = load_yaml_mapping(path, what="home allowlist")
     data: dict[str, Any] = doc.data
-    unknown = set(data) - {"toolchains", "config", "caches"}
+    unknown = set(data) - {"toolchains", "config", "caches", "quiet"}
     if unknown:
-        raise ConfigError(f"unknown section(s) {', '.join(sorted(unknown))}: the sections are toolchains, config "
-                          "and caches", path=str(path))
+        raise ConfigError(f"unknown section(s) {', '.join(sorted(unknown))}: the sections are toolchains, config, "
+                          "caches and quiet", path=str(path))
     from framework_core.sandbox.sanitise import KINDS
 
     def rel_list(key: str) -> tuple[str, ...]:
@@ -109,7 +111,7 @@ def load_allow(path: Path = ALLOW_FILE) -> HomeAllow:
             raise ConfigError(f"each 'config' entry needs a path and a kind ({', '.join(KINDS)}); got {item!r}",
                               path=str(path))
         config.append(ConfigEntry(item["path"], item["kind"]))
-    return HomeAllow(rel_list("toolchains"), tuple(config), rel_list("caches"), str(path))
+    return HomeAllow(rel_list("toolchains"), tuple(config), rel_list("caches"), str(path), rel_list("quiet"))
 
 
 def home_mounts(allow: HomeAllow, home: Path, cache_root: Path | None) -> HomeView:
@@ -138,7 +140,7 @@ def home_mounts(allow: HomeAllow, home: Path, cache_root: Path | None) -> HomeVi
     if cache_root is not None:
         for rel in allow.caches:
             mounts.append(HomeMount("rw", rel, str(cache_root / cache_folder(rel))))
-    return HomeView(str(home), tuple(mounts))
+    return HomeView(str(home), tuple(mounts), allow.quiet)
 
 
 def cache_folder(rel: str) -> str:
@@ -212,7 +214,7 @@ def ensure_caches(view: HomeView) -> HomeView:
             except OSError:
                 continue
         kept.append(m)
-    return HomeView(view.home, tuple(kept))
+    return HomeView(view.home, tuple(kept), view.quiet)
 
 
 def home_writes(scratch: Path, view: HomeView, limit: int = 6) -> list[str]:
@@ -226,7 +228,7 @@ def home_writes(scratch: Path, view: HomeView, limit: int = 6) -> list[str]:
         keep_dirs = []
         for name in sorted(dirnames) + sorted(filenames):
             rel = (base / name).as_posix()
-            if rel in mounts:
+            if rel in mounts or rel in view.quiet:
                 continue
             if rel in parents and name in dirnames:
                 keep_dirs.append(name)

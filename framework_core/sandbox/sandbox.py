@@ -269,7 +269,7 @@ class Sandbox:
         copies_dir.mkdir(exist_ok=True)
         copies = write_config_copies(view, copies_dir)
         view = HomeView(view.home, tuple(m if m.kind != "file" else type(m)("file", m.rel, copies[m.rel], m.sanitiser)
-                                         for m in view.mounts if m.kind != "file" or m.rel in copies))
+                                         for m in view.mounts if m.kind != "file" or m.rel in copies), view.quiet)
         self._cache["home"] = (now, view)
         return view
 

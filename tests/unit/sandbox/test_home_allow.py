@@ -117,11 +117,12 @@ def test_npmrc_cargo_and_pip_lose_tokens_and_userinfo() -> None:
 def test_what_a_command_wrote_in_its_home_is_found_apart_from_the_mount_points(tmp_path: Path) -> None:
     real, home = tmp_path / "real", tmp_path / "scratch"
     (real / ".cargo" / "bin").mkdir(parents=True)
-    allow = HomeAllow(toolchains=(".cargo/bin",), caches=(".npm",))
+    allow = HomeAllow(toolchains=(".cargo/bin",), caches=(".npm",), quiet=(".cargo/.package-cache",))
     view = home_mounts(allow, real, tmp_path / "c")
     for rel in (".npm", ".cargo/bin"):  # the placeholders bubblewrap makes
         (home / rel).mkdir(parents=True)
     (home / ".cargo" / "credentials.toml").write_text("x")
+    (home / ".cargo" / ".package-cache").write_text("")  # a lock cargo takes on every build: not worth a note
     (home / ".somerc").write_text("x")
     assert sorted(home_writes(home, view)) == [".cargo/credentials.toml", ".somerc"]
 
