@@ -333,13 +333,18 @@ def _home_written_note(paths: list[str]) -> list[str]:
 def _reexposed(home: Path | None = None) -> tuple[str, ...]:
     """LACA's own install and the Python running it, when they live in a folder each command gets empty (a venv
     under /tmp, or in the home): read-only, so that the tools LACA itself starts (an MCP server from its venv)
-    are found."""
+    are found. In the home only the Python environments and LACA's package are shown, never the rest of a
+    checkout (a `.env` beside it)."""
     import sys
 
     install = Path(__file__).resolve().parents[2]
-    roots = PRIVATE_ROOTS + ((os.path.realpath(home),) if home is not None and os.path.realpath(home) != "/" else ())
+    pythons = [sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)]
+    real_home = os.path.realpath(home) if home is not None else "/"
+    candidates = [(p, PRIVATE_ROOTS) for p in [str(install), *pythons]]
+    if real_home != "/":
+        candidates += [(p, (real_home,)) for p in [*pythons, str(install / "framework_core")]]
     out = []
-    for path in dict.fromkeys([str(install), sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)]):
+    for path, roots in candidates:
         path = os.path.realpath(path)
         if any(path == r or path.startswith(r + "/") for r in roots) and os.path.exists(path):
             out.append(path if os.path.isdir(path) else os.path.dirname(path))
