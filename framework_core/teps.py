@@ -378,7 +378,7 @@ class TEPSEngine:
         assert prep.spec and prep.preview and prep.decision
         req = ApprovalRequest(request=prep.request, preview=prep.preview, level=prep.decision.level,
                               reasons=list(prep.decision.reasons), source=prep.spec.source)
-        return bool(review(req, changes.summary(), changes.diff()))
+        return bool(review(req, changes.title(), changes.diff()))  # the title names the paths, not only counts
 
     # ---- results ---------------------------------------------------------------------------
 

@@ -218,9 +218,9 @@ class SandboxSettings(_Model):
     profile: Literal["workspace-write", "read-only", "off"] = Field(
         "workspace-write", description="workspace-write: only the workspace (as an overlay) and a private /tmp "
         "are writable; read-only: nothing is; off: no sandbox (every command that is not Safe asks).")
-    protected_paths: list[str] = Field(default_factory=lambda: [".envrc"], description="Workspace paths that "
-                                       "other tools run on their own, kept read-only (besides .git hooks and "
-                                       "config and LACA's own workspace files, which always are).")
+    protected_paths: list[str] = Field(default_factory=list, description="More workspace paths no command may "
+                                       "change (besides git's executable files and LACA's own workspace files, "
+                                       "which never land from a command).")
     hidden_paths: list[str] = Field(default_factory=list, description="More paths outside the home hidden from "
                                     "commands (inside the home only what home_allow lists is shown).")
     home_allow: list[str] = Field(default_factory=list, description="More entries of the home shown read-only to "
@@ -247,6 +247,8 @@ class SandboxSettings(_Model):
         return v
     overlay: bool = Field(True, description="Run commands that may write in an overlay of the workspace, so "
                           "their changes can be previewed and undone.")
+    max_apply_bytes: int = Field(4 << 30, gt=0, description="The most bytes of files one command's change set "
+                                 "may land (sparse files count at their size); a larger one is not applied.")
     undo_max_mb: int = Field(200, gt=0, description="Disk kept for undoing commands and file writes; oldest "
                              "entries are pruned first.")
 

@@ -87,7 +87,7 @@ def build_sandbox(loaded: "LoadedConfig") -> "Sandbox":
                                   where=loaded.source_of(("sandbox", "home_allow")))
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
                    hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
-                   use_overlay=cfg.overlay, home_allow=allow)
+                   use_overlay=cfg.overlay, max_apply_bytes=cfg.max_apply_bytes, home_allow=allow)
 
 
 def build_undo(loaded: "LoadedConfig", folder: Path | None = None) -> "UndoStore":

@@ -23,6 +23,7 @@ MISSING = re.compile(r"No such file or directory|cannot access|not found|ENOENT"
 READ_ONLY = re.compile(r"Read-only file system|EROFS|Device or resource busy|EBUSY", re.I)
 NO_SOCKET = re.compile(r"could not connect|cannot connect to|couldn't connect|failed to connect|"
                        r"\.sock\b.*(?:refused|No such file)|(?:refused|No such file).*\.sock\b", re.I)
+WORKTREE_OUTSIDE = re.compile(r"could not create leading directories of '([^']+?)/\.git'.*Read-only file system")
 PATHISH = re.compile(r"(?:^|[\s'\"`(])((?:/|\./|\.\./)?[\w.@+-]+(?:/[\w.@+-]+)*)")
 
 
@@ -44,6 +45,10 @@ def explain(stderr: str, *, workspace: Path, mode: str | None, network: bool,
                      "The user can change it themselves, or approve a writeFile of it (asked every time).")
     elif home is not None and (home_notes := _home(stderr, home, exists)):
         notes += home_notes
+    elif mode != "read-only" and (worktree := WORKTREE_OUTSIDE.search(stderr)):
+        notes.append(f"a git worktree at {worktree.group(1)} is outside the workspace ({workspace}), which "
+                     "commands cannot change: it does not exist and cannot land; make it inside the workspace "
+                     "instead (for example `git worktree add worktrees/NAME`)")
     elif "Read-only file system" in stderr:
         notes += _read_only(stderr, workspace, mode, profile, workspace_is_home)
     private_tmp = PRIVATE_TMP.search(stderr)

@@ -20,6 +20,8 @@ from typing import Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
 from framework_core.sandbox.environment import PROXY
+from framework_core.sandbox.gate import Gate
+from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import HOME_SECRETS, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, load_allow
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
@@ -51,7 +53,8 @@ class Sandbox:
     profile: Profile
     workspace: Path
     home: Path = field(default_factory=Path.home)
-    protected_extra: tuple[str, ...] = (".envrc",)
+    protected_extra: tuple[str, ...] = ()
+    max_apply_bytes: int = 0  # sandbox.max_apply_bytes: a change set with more bytes of files is not applied
     hidden_extra: tuple[str, ...] = ()
     laca_dirs: tuple[Path, ...] = ()
     use_overlay: bool = True
@@ -166,8 +169,11 @@ class Sandbox:
                 os.close(fd)
             if view is not None:
                 launch.notes.extend(_home_written_note(home_writes(scratch_home, view)))
-            if mode == "write":
-                launch.dropped.extend(_remove_created(missing, self.workspace))
+            if mode == "write":  # and the control paths of repositories the command made
+                known = {c.rel for c in controls}
+                made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
+                        if c.rel not in known]
+                launch.dropped.extend(_remove_created(missing + made, self.workspace, self.protected_extra))
             if mode != "overlay":
                 shutil.rmtree(scratch, ignore_errors=True)
 
@@ -357,19 +363,37 @@ def _run_dirs() -> tuple[str, ...]:
     return ("/run", *extra)
 
 
-def _remove_created(paths: list[Path], workspace: Path) -> list[str]:
-    """Control paths that did not exist before a direct-write command and do now: remove them. Only writeFile,
-    which asks every time, may create one."""
+def _remove_created(paths: list[Path], workspace: Path, protected: tuple[str, ...] = ()) -> list[str]:
+    """Control paths that did not exist before a direct-write command and do now: remove them unless the gate
+    (`gate.py`) judges all of it data (a new repository's config and sample hooks as `git init` writes them).
+    Only writeFile, which asks every time, may create the rest."""
+    gate = Gate(AfterTree(None, workspace), str(workspace), tuple(protected))
     removed = []
     for path in paths:
         if not os.path.lexists(path):
+            continue
+        rel = path.relative_to(workspace).as_posix()
+        if _all_data(gate, workspace, rel):
             continue
         try:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
                 path.unlink()
-            removed.append(path.relative_to(workspace).as_posix())
+            removed.append(rel)
         except OSError:
             pass
     return removed
+
+
+def _all_data(gate: Gate, workspace: Path, rel: str) -> bool:
+    """`rel` and, for a folder, everything in it is data or runs later (never control)."""
+    stack = [rel]
+    while stack:
+        item = stack.pop()
+        if gate.judge(item).verdict == "control":
+            return False
+        full = workspace / item
+        if full.is_dir() and not full.is_symlink():
+            stack += [f"{item}/{name}" for name in os.listdir(full)]
+    return True

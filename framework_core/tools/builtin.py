@@ -70,6 +70,7 @@ def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         why = out.stopped or (f"timed out after {ctx.settings.command_timeout_s:g} s; its whole process group was "
                               "killed (teps_settings.command_timeout_s)")
         raise ToolError(why, data=data)
+    ran.raise_if_not_applied(data)
     return data
 
 

@@ -184,6 +184,7 @@ def _cli_handler(tool: DeclaredToolModel):
         if out.timed_out or out.stopped:
             raise ToolError(out.stopped or f"{tool.name} timed out after {ctx.settings.command_timeout_s:g} s "
                             "(its whole process group was stopped)", data=data)
+        ran.raise_if_not_applied(data)
         return data
     return handle
 
