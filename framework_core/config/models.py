@@ -149,9 +149,13 @@ class McpServerSettings(_Model):
                                             "unset: teps_settings.output_budget_chars.")
     enabled: bool = True
     disabled: bool = Field(False, description="The .mcp.json spelling: true leaves the server off.")
-    sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (workspace writable, the rest "
-                          "read-only, credentials hidden); false runs it with your own permissions.")
+    sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (the workspace read-only "
+                          "unless `workspace: write`, the rest read-only, credentials hidden); false runs it with "
+                          "your own permissions.")
     network: bool = Field(True, description="A sandboxed stdio server may use the network.")
+    workspace: Literal["read", "write"] = Field(
+        "read", description="What a sandboxed stdio server may do to the workspace: read (it sees it read-only) or "
+                            "write (it writes it directly: no overlay, no change summary, no undo).")
     oauth: bool | McpOAuthSettings | None = Field(
         None, description="OAuth sign-in for an http or sse server: true or settings turn it on, false off; unset: "
                           "on when the server answers 401 with OAuth metadata and no Authorization header is given.")

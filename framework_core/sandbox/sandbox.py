@@ -177,11 +177,12 @@ class Sandbox:
             if mode != "overlay":
                 shutil.rmtree(scratch, ignore_errors=True)
 
-    def server_wrapper(self, *, network: bool, cwd: Path | None = None) -> tuple[str, ...]:
+    def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
-        a command, with the workspace writable in place (a server's changes cannot wait for it to exit), the same
-        home as a command's (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches), and
-        the network unless the server's settings say no. The seccomp
+        a command, with the workspace read-only, or with `write` writable in place (a server's changes cannot
+        wait for it to exit: no overlay, no undo; the trust question says so), the same home as a command's
+        (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches), and the network unless
+        the server's settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
             return ()
@@ -190,8 +191,9 @@ class Sandbox:
                           if os.path.lexists(self.workspace / c.rel))
         hidden = self._hidden()
         filter_file = self._seccomp_file()
-        mode: WorkspaceMode = "read-only" if self.workspace_is_home or self.profile == "read-only" else "write"
-        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), mode, network,
+        writable = write and not self.workspace_is_home and self.profile != "read-only"
+        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if writable else "read-only",
+                           network,
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), reexposed=_reexposed(self.home),
