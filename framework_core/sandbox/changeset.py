@@ -19,9 +19,10 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Iterable, Iterator, Literal
 
-from framework_core.sandbox.nodes import NodeKind, NodeState, remove_tree
+from framework_core.sandbox.land import Applier
+from framework_core.sandbox.nodes import NodeKind, NodeState
 from framework_core.sandbox.undo_store import Conflict, UndoEntry, UndoError
 from framework_core.wording import plural
 
@@ -105,11 +106,15 @@ def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = ())
 
 
 def _scan(cs: ChangeSet, upper_dir: str, rel_dir: str, *, fresh: bool) -> None:
-    """`fresh`: the workspace has nothing under this folder that survives (it is new, or opaque)."""
-    with os.scandir(upper_dir) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    for entry in entries:
-        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+    """`fresh`: the workspace has nothing under this folder that survives (it is new, or opaque). Depth first,
+    parents before their contents, without recursion (a tree 1,200 folders deep is read like a flat one)."""
+    stack = [_listing(upper_dir, rel_dir, fresh)]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        entry, rel, fresh = item
         st = entry.stat(follow_symlinks=False)
         target = cs.workspace / rel
         before: NodeKind = "absent" if fresh else NodeState.of(target).kind
@@ -119,7 +124,8 @@ def _scan(cs: ChangeSet, upper_dir: str, rel_dir: str, *, fresh: bool) -> None:
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
             change: Change | None = None if fresh else Change(rel, "deleted", before, before)
         elif stat.S_ISDIR(st.st_mode):
-            change = _scan_dir(cs, entry.path, rel, st, before)
+            stack.append(_listing(entry.path, rel, _scan_dir(cs, entry.path, rel, st, before)))
+            continue
         else:
             change = _file_change(cs, entry.path, rel, st, before, fresh)
         if change is not None:
@@ -128,7 +134,14 @@ def _scan(cs: ChangeSet, upper_dir: str, rel_dir: str, *, fresh: bool) -> None:
                 _protected_below(cs, rel)
 
 
-def _scan_dir(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind) -> Change | None:
+def _listing(upper_dir: str, rel_dir: str, fresh: bool) -> Iterator[tuple[os.DirEntry[str], str, bool]]:
+    with os.scandir(upper_dir) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    return ((e, f"{rel_dir}/{e.name}" if rel_dir else e.name, fresh) for e in entries)
+
+
+def _scan_dir(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind) -> bool:
+    """Note a folder's own change; returns whether its contents are fresh (see `_scan`)."""
     names = os.listxattr(path, follow_symlinks=False)
     if any(x in names for x in UNSUPPORTED_XATTRS):
         raise ChangeSetError(f"{rel}: the overlay recorded a renamed folder (redirect_dir), which LACA cannot "
@@ -145,8 +158,7 @@ def _scan_dir(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: No
         cs.changes.append(change)
         if change.kind == "replaced_dir" and before == "dir":
             _protected_below(cs, rel)
-    _scan(cs, path, rel, fresh=before == "absent" or opaque or before != "dir")
-    return None
+    return before == "absent" or opaque or before != "dir"
 
 
 def _file_change(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind,
@@ -267,7 +279,9 @@ class ApplyResult:
     changes: list[Change] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)  # paths changed in the workspace meanwhile
     protected: list[Change] = field(default_factory=list)
-    skipped: list[Change] = field(default_factory=list)  # sockets and devices: cannot be re-created
+    skipped: list[Change] = field(default_factory=list)  # FIFOs, sockets and devices: never re-created
+    refused: dict[str, str] = field(default_factory=dict)  # their paths -> what each is ("a FIFO")
+    stripped: list[str] = field(default_factory=list)  # landed without their setuid/setgid/sticky bits
     error: str | None = None
     notice: str | None = None  # from the undo store: older entries pruned
 
@@ -280,6 +294,18 @@ class ApplyResult:
         if self.error:
             text += f"; stopped: {self.error}"
         return text
+
+    def notes(self) -> list[str]:
+        """What did not land as the command made it: refused nodes, dropped permission bits."""
+        out = []
+        if self.refused:
+            named = ", ".join(f"{p} ({what})" for p, what in list(self.refused.items())[:5])
+            more = f" and {len(self.refused) - 5} more" if len(self.refused) > 5 else ""
+            out.append(f"not applied: {named}{more}: only files, folders and symlinks land in the workspace")
+        if self.stripped:
+            more = f" and {len(self.stripped) - 5} more" if len(self.stripped) > 5 else ""
+            out.append(f"applied without their setuid, setgid or sticky bits: {', '.join(self.stripped[:5])}{more}")
+        return out
 
 
 def apply(changes: ChangeSet, upper: Path, workspace: Path, store_entry: UndoEntry | None, *,
@@ -303,7 +329,11 @@ def apply(changes: ChangeSet, upper: Path, workspace: Path, store_entry: UndoEnt
             store_entry.discard()
         result.error = str(exc)
         return result
-    _Applier(upper, workspace, keep, changes.links, fresh, result).run(changes.changes)
+    landing = Applier(str(upper), str(workspace), keep, changes.links, fresh).run(changes.changes)
+    result.changes = [changes.changes[i] for i in landing.landed]
+    result.skipped = [changes.changes[i] for i in landing.refused]
+    result.refused = {changes.changes[i].rel_path: what for i, what in landing.refused.items()}
+    result.stripped, result.error = landing.stripped, landing.error
     result.applied = True
     if store_entry is not None:
         result.notice = store_entry.commit()
@@ -386,98 +416,3 @@ def _save_preimages(cs: ChangeSet, workspace: Path, entry: UndoEntry | None, kee
     if entry is not None:
         entry.prepare()
     return fresh
-
-
-class _Applier:
-    """Applies changes in order (parents before children); folder modes and mtimes last."""
-
-    def __init__(self, upper: Path, workspace: Path, keep: frozenset[str], links: dict[int, str],
-                 fresh: set[str], result: ApplyResult) -> None:
-        self.upper, self.ws, self.keep, self.fresh, self.result = str(upper), str(workspace), keep, fresh, result
-        self.inodes = {ino: os.path.join(self.ws, rel) for ino, rel in links.items()}
-        self.dirs: list[tuple[str, os.stat_result, bool]] = []
-
-    def run(self, changes: list[Change]) -> None:
-        for c in changes:
-            try:
-                done = self._one(c)
-            except OSError as exc:
-                self.result.error = f"{c.rel_path}: {exc.strerror or exc}"
-                break
-            (self.result.changes if done else self.result.skipped).append(c)
-        for target, st, times in reversed(self.dirs):
-            try:
-                os.chmod(target, stat.S_IMODE(st.st_mode))
-                if times:
-                    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-            except OSError as exc:
-                self.result.error = self.result.error or f"{target}: {exc.strerror or exc}"
-
-    def _one(self, c: Change) -> bool:
-        """Apply one change; False if it cannot be (a socket or device file)."""
-        src, target = os.path.join(self.upper, c.rel_path), os.path.join(self.ws, c.rel_path)
-        if c.kind == "deleted":
-            remove_tree(target, self.keep)
-            return True
-        st = os.lstat(src)
-        if c.node == "dir":
-            if c.kind != "mode_changed":
-                remove_tree(target, self.keep)
-                if not os.path.isdir(target):  # a protected path inside may have kept it
-                    os.mkdir(target, 0o700)
-            self.dirs.append((target, st, c.kind != "mode_changed"))
-            return True
-        fresh = os.path.dirname(c.rel_path) in self.fresh
-        tmp = target if fresh else os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.laca-apply")
-        if tmp != target and os.path.lexists(tmp):
-            os.unlink(tmp)  # left by an apply that was interrupted
-        if not self._make(src, tmp, st, c):
-            return False
-        if tmp != target:
-            if os.path.isdir(target) and not os.path.islink(target):
-                remove_tree(target, self.keep)
-            os.replace(tmp, target)
-        return True
-
-    def _make(self, src: str, dst: str, st: os.stat_result, c: Change) -> bool:
-        """Create `dst` as a copy of the upper entry `src` (mode and times kept)."""
-        if stat.S_ISLNK(st.st_mode):
-            os.symlink(os.readlink(src), dst)
-            os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
-        elif stat.S_ISFIFO(st.st_mode):
-            os.mkfifo(dst)
-            os.chmod(dst, stat.S_IMODE(st.st_mode))
-            os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
-        elif not stat.S_ISREG(st.st_mode):
-            return False
-        elif st.st_nlink > 1 and st.st_ino in self.inodes:
-            os.link(self.inodes[st.st_ino], dst)  # a hard link made by the command stays a hard link
-        else:
-            _copy_file(src, dst, st)
-            if st.st_nlink > 1:
-                self.inodes[st.st_ino] = os.path.join(self.ws, c.rel_path)
-        return True
-
-
-def _copy_file(src: str, dst: str, st: os.stat_result) -> None:
-    fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            if st.st_size <= 1 << 16:
-                data = memoryview(os.read(fin, st.st_size + 1))
-                while data:
-                    data = data[os.write(fd, data):]
-            else:
-                offset = 0
-                while offset < st.st_size:
-                    sent = os.sendfile(fd, fin, offset, st.st_size - offset)
-                    if sent == 0:
-                        break
-                    offset += sent
-            os.fchmod(fd, stat.S_IMODE(st.st_mode))
-            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
-        finally:
-            os.close(fd)
-    finally:
-        os.close(fin)

@@ -107,8 +107,7 @@ def land(launch: "Launch", ctx: ToolContext, label: str) -> Landed:
     result = apply(cs, launch.upper, workspace, entry, started_ns=launch.started_ns)
     if result.notice:
         notes.append(result.notice)
-    if result.skipped:
-        notes.append("not re-created (sockets or devices): " + ", ".join(c.rel_path for c in result.skipped))
+    notes += result.notes()  # FIFOs, sockets and devices refused; setuid, setgid and sticky bits dropped
     return Landed(result.summary(), notes)
 
 def _late_control_paths(cs: "ChangeSet", sandbox: "Sandbox", upper: Path) -> list[str]:
