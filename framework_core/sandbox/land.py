@@ -19,12 +19,13 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from framework_core.sandbox.nodes import remove_tree
 
 SPECIAL_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 KEPT_XATTRS = ("security.selinux",)  # the file system's label, not something the command chose
+RENAME = True  # False: copy every file, as before (benchmarks/bench_overlay.py measures the difference)
 
 
 class ChangeLike(Protocol):
@@ -56,11 +57,11 @@ class Applier:
         self.upper, self.ws, self.keep, self.fresh = upper, workspace, keep, fresh
         self.inodes = {ino: os.path.join(workspace, rel) for ino, rel in links.items()}
         self.dirs: list[tuple[str, os.stat_result, bool]] = []
-        self.rename = _same_device(upper, workspace)
+        self.rename = RENAME and _same_device(upper, workspace)
         self.uid, self.gid = os.geteuid(), os.getegid()
         self.out = Landing()
 
-    def run(self, changes: list[ChangeLike]) -> Landing:
+    def run(self, changes: Sequence[ChangeLike]) -> Landing:
         for i, c in enumerate(changes):
             try:
                 refused = self._one(c)
