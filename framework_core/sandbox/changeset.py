@@ -343,10 +343,10 @@ def apply(changes: ChangeSet, upper: Path, workspace: Path, store_entry: UndoEnt
 def find_conflicts(cs: ChangeSet, workspace: Path, started_ns: int) -> list[Conflict]:
     """Targets that changed in the workspace after the command started (or since the set was read)."""
     out: list[Conflict] = []
-    removed: list[str] = []
+    removed: set[str] = set()
     folders: dict[str, bool] = {"": os.path.isdir(workspace) and not os.path.islink(workspace)}
     for c in cs.changes:
-        if any(c.rel_path.startswith(r + "/") for r in removed):
+        if _below(c.rel_path, removed):
             continue  # inside a folder that goes away: checked with that folder
         bad = _broken_parent(workspace, os.path.dirname(c.rel_path), folders)
         if bad is not None:
@@ -368,8 +368,18 @@ def find_conflicts(cs: ChangeSet, workspace: Path, started_ns: int) -> list[Conf
         elif now == "dir" and (c.kind in ("deleted", "replaced_dir") or c.node != "dir"):
             out += _subtree_conflicts(full, c.rel_path, started_ns)
         if c.kind in ("deleted", "replaced_dir") or (c.node == "dir" and c.kind == "created"):
-            removed.append(c.rel_path)
+            removed.add(c.rel_path)
     return out
+
+
+def _below(rel: str, folders: set[str]) -> bool:
+    """`rel` is inside one of `folders` (walking up its parents: linear in the change set, not quadratic)."""
+    parent = os.path.dirname(rel)
+    while parent:
+        if parent in folders:
+            return True
+        parent = os.path.dirname(parent)
+    return False
 
 
 def _broken_parent(workspace: Path, rel: str, folders: dict[str, bool]) -> str | None:
