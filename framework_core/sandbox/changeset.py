@@ -9,7 +9,8 @@ missing control paths also land there, as empty files or folders: they are never
 
 `apply` saves each touched path's pre-image in an undo entry before anything changes, refuses (unless
 forced) when a target changed in the real workspace after the command started, and then makes the
-workspace what the command would have made it.
+workspace what the command would have made it (files by rename from the upper directory; only data: see
+`land.py`).
 """
 
 from __future__ import annotations

@@ -178,3 +178,36 @@ def test_new_and_modified_files_are_moved_not_copied(box: Box, tmp_path: Path) -
     assert {rel: os.stat(ws / rel).st_ino for rel in upper_inodes} == upper_inodes
     assert os.listxattr(ws / "b") == []  # what the command set on a file does not come with it
     assert (ws / "old.txt").read_text() == "old\nmore\n"
+
+
+def test_a_state_folder_on_another_file_system_is_not_used(base: Path) -> None:
+    other = Path("/dev/shm")
+    if not other.is_dir() or os.stat(other).st_dev == os.stat(base / "ws").st_dev:
+        pytest.skip("needs /dev/shm on another file system than the repository")
+    sandbox = Sandbox("workspace-write", base / "ws", home=base / "home", overlay_dirs=(other / "laca-test-never",))
+    with sandbox.launch(cwd=base / "ws", writes=True, network=False) as launch:
+        assert launch.upper is not None and not launch.upper.is_relative_to(other)
+    sandbox.discard(launch)
+    sandbox.close()
+    assert not (other / "laca-test-never").exists()
+
+
+def test_across_file_systems_files_are_copied_without_their_special_bits(box: Box, tmp_path: Path) -> None:
+    """Where the upper layer is on another file system (a tmpfs /tmp), files still land, by copy."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("needs /dev/shm on another file system than the test's folder")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    other = Box(Path(f"/dev/shm/laca-test-{uuid.uuid4().hex[:8]}"), box.bwrap)
+    try:
+        run_ = other.overlay(ws, "echo a > a && chmod 4755 a && mkdir d && ln a d/b")
+        if run_.returncode != 0:
+            pytest.skip(f"an overlay with its upper layer on tmpfs does not mount here: {run_.output[:200]}")
+        result = apply(read_changes(run_.upper, ws, protected=PROTECTED), run_.upper, ws, None,
+                       started_ns=run_.started_ns)
+        assert result.applied and result.error is None and result.stripped == ["a", "d/b"]  # one inode, two names
+        assert mode(ws / "a") == 0o755 and os.stat(ws / "a").st_ino == os.stat(ws / "d" / "b").st_ino
+        assert (run_.upper / "a").exists()  # copied, not moved
+    finally:
+        drop(other.root)
