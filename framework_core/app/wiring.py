@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from framework_core.core.approval import Approver
 from framework_core.config.load import LoadedConfig
-from framework_core.config.dirs import user_config_dir, user_data_dir
+from framework_core.config.dirs import user_config_dir, user_data_dir, user_state_dir
 from framework_core.core.agent import Agent
 from framework_core.errors import ConfigError
 from framework_core.core.events import EventSink, Notice
@@ -92,7 +92,8 @@ def build_sandbox(loaded: LoadedConfig):  # -> Sandbox
 
     cfg = loaded.config.sandbox
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
-                   hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
+                   hidden_extra=tuple(cfg.hidden_paths),
+                   laca_dirs=(user_config_dir(), user_data_dir(), user_state_dir()),  # state: the overlays
                    use_overlay=cfg.overlay)
 
 

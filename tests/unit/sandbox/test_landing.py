@@ -41,9 +41,9 @@ def base(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     drop(root)  # shutil.rmtree recurses: it cannot remove the 1,200-level tree
 
 
-def engine(root: Path, answers: int = 1) -> TEPSEngine:
+def engine(root: Path, answers: int = 1, laca_dirs: tuple[Path, ...] = ()) -> TEPSEngine:
     ws, home = root / "ws", root / "home"
-    sandbox = Sandbox("workspace-write", ws, home=home)
+    sandbox = Sandbox("workspace-write", ws, home=home, laca_dirs=laca_dirs)
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "LC_ALL": "C"}
     return TEPSEngine({}, workspace=ws, approver=ScriptedApprover(["y"] * answers), env=env, sandbox=sandbox,
                       policy=PolicyState(rules=RuleSet(), allow_dangerous=True))
@@ -211,3 +211,12 @@ def test_across_file_systems_files_are_copied_without_their_special_bits(box: Bo
         assert (run_.upper / "a").exists()  # copied, not moved
     finally:
         drop(other.root)
+
+
+def test_a_command_sees_no_overlay_in_lacas_state_folder(base: Path) -> None:
+    state = base / "home" / ".local" / "state" / "laca"
+    teps = engine(base, laca_dirs=(state,))  # as LACA is wired: its state folder is hidden like its data
+    data = run(teps, f"ls -A {state} | wc -l; ls -d {state}/overlays 2>&1; echo x > landed.txt")
+    assert data["stdout"].split("\n")[0].strip() == "0" and "No such file" in data["stdout"]
+    assert (base / "ws" / "landed.txt").read_text() == "x\n"
+    assert any((state / "overlays").iterdir())  # the overlay was there all along, outside the command's view
