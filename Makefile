@@ -4,12 +4,18 @@ PY ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/nul
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 
-$(STAMP): pyproject.toml
+# `make run` installs what LACA needs; `make test` adds the test and lint tools. Each says what it is doing.
+$(RUN_STAMP): pyproject.toml
 	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "LACA needs Python 3.11 or newer (set PY=/path/to/python3.11)"; exit 2; }
-	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@echo "First run: creating $(VENV) and installing LACA's dependencies (a minute or two, once)…"
+	@$(PY) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e . && touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
+	@echo "Installing the test and lint tools into $(VENV) (once)…"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $(STAMP)
 
 LINT_PATHS := framework_core tests benchmarks run_framework.py setup.py
@@ -20,7 +26,7 @@ NPM_SERVERS := @modelcontextprotocol/server-everything @modelcontextprotocol/ser
 .PHONY: run lint test bench venv clean npm-servers
 venv: $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	@$(BIN)/python run_framework.py $(ARGS)
 
 lint: $(STAMP)

@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import Row, absolute_row
+from benchmarks.common import Row, absolute_row, require_loopback
 
 
 def measure(rounds: int = 15) -> list[Row]:
@@ -23,8 +23,11 @@ def measure(rounds: int = 15) -> list[Row]:
 
     ws = Path(tempfile.mkdtemp(prefix="laca-ws-"))
     with FakeOpenAIServer() as server:
-        (ws / "framework_config.yaml").write_text(f"llm_settings:\n  openai:\n    base_url: {server.base_url}\n")
-        os.environ["OPENAI_API_KEY"] = "k"
+        # The fake address comes from the SDK's environment variable: a workspace config would be ignored in an
+        # untrusted workspace, and the requests would go to the default endpoint.
+        home = Path(tempfile.mkdtemp(prefix="laca-bench-home-"))
+        os.environ.update(OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url, HOME=str(home),
+                          XDG_CONFIG_HOME=str(home / "c"), XDG_DATA_HOME=str(home / "d"))
         loaded = load_config(ws, Overrides())
         session = open_session(ws / "data")
         agent = build_agent(loaded, events=lambda e: None, approver=ScriptedApprover(), session=session,
@@ -32,6 +35,7 @@ def measure(rounds: int = 15) -> list[Row]:
         for i in range(250):
             session.add(Message("user", f"question {i} " * 20))
             session.add(Message("assistant", f"answer {i} " * 40))
+        require_loopback(str(agent.adapter.client.base_url))
         inner = agent.adapter.stream
         spent = [0.0]
 

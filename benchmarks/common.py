@@ -23,6 +23,15 @@ class Row:
         return self.ours / self.baseline if self.baseline else None
 
 
+def require_loopback(url: str) -> None:
+    """A benchmark talks to our fake servers only: refuse to run against any other address."""
+    from urllib.parse import urlparse
+
+    host = urlparse(url).hostname or ""
+    if not (host == "localhost" or host.startswith("127.") or host == "::1"):
+        raise SystemExit(f"refusing to benchmark against {url}: only the fake servers on loopback are measured")
+
+
 def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()

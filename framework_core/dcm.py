@@ -65,6 +65,47 @@ def _unescape(text: str) -> str:
     return text.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
 
 
+IMPORT_DEPTH = 5  # Claude Code's limit on nested `@path` imports
+_IMPORT = re.compile(r"(?:^|(?<=\s))@((?:\./|\.\./|[\w-])[^\s`'\"]*)")
+
+
+def follow_imports(text: str, path: Path, workspace: Path, budget: int,
+                   seen: set[Path] | None = None, depth: int = 0) -> tuple[str, list[str]]:
+    """CLAUDE.md's `@path` imports (relative to the importing file; outside code spans and fenced blocks)
+    appended after `text`, each file once, `IMPORT_DEPTH` levels deep, inside the workspace only, within
+    `budget` bytes in all. Returns the text and notes for imports left out."""
+    seen = seen if seen is not None else {Path(os.path.realpath(path))}
+    parts, notes, fenced = [text], [], False
+    root = Path(os.path.realpath(workspace))
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced:
+            continue
+        for found in _IMPORT.findall(re.sub(r"`[^`]*`", "", line)):
+            ref = found.rstrip(".,;:)")
+            target = Path(os.path.realpath(path.parent / ref))
+            if target in seen or not target.is_file():
+                continue
+            seen.add(target)
+            if depth + 1 > IMPORT_DEPTH:
+                notes.append(f"@{ref} in {path.name} not imported: imports go {IMPORT_DEPTH} levels deep")
+                continue
+            left = budget - sum(len(p) for p in parts)
+            if left <= 0:
+                notes.append(f"@{ref} in {path.name} not imported: the instructions reached their size limit")
+                continue
+            try:
+                body, _size = read_text_document(target, [root], max(0, left))
+            except DocumentSkipped as exc:
+                notes.append(f"@{ref} in {path.name} not imported: {exc}")
+                continue
+            body, more = follow_imports(body, target, workspace, left, seen, depth + 1)
+            notes += more
+            parts.append(f"\n\n[imported from {target.relative_to(root)}]\n{body}")
+    return "".join(parts), notes
+
+
 class DocumentSkipped(Exception):
     """A document that is not read, with the reason in plain words."""
 
@@ -177,6 +218,8 @@ class DynamicContextManager:
             if content.strip() in seen:
                 continue
             seen.add(content.strip())
+            content, notes = follow_imports(content, path, self.workspace, self.agents_md_max_bytes)
+            self.warnings += notes
             if size > self.agents_md_max_bytes:
                 content += f"\n[… {name} truncated at {self.agents_md_max_bytes:,} of {size:,} bytes]"
                 self.warnings.append(f"{name} is {size:,} bytes; only the first {self.agents_md_max_bytes:,} are used")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -18,12 +19,15 @@ from framework_core.core.approval import MCP_WARNING, ApprovalAnswer, ApprovalRe
 from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
+from framework_core.core.fate import CYCLE, CallFeatures, Fate, SandboxFacts, answered, can_preview, decide_fate
 from framework_core.lial_core import ToolRequest, ToolResult, ToolStatus
 from framework_core.policy.decide import CallFacts, Decision, PolicyState, decide
 from framework_core.policy.levels import Level
-from framework_core.tools.base import ActionPreview, CallScope, ToolContext, ToolRegistry, ToolSpec
+from framework_core.tools.base import ActionPreview, ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
+    from framework_core.config.load import LoadedConfig
+    from framework_core.core.audit import AuditLog
     from framework_core.policy.kinds import GrantOption
     from framework_core.sandbox.changeset import ChangeSet
     from framework_core.sandbox.sandbox import Sandbox
@@ -31,7 +35,7 @@ if TYPE_CHECKING:
 
 AuditSink = Callable[[dict[str, Any]], None]
 INTERRUPTED = "interrupted by the user (Ctrl-C) before this call finished"
-MODES = ("ask", "accept-edits", "plan")  # how much runs without asking; the REPL cycles them with Shift-Tab
+MODES = CYCLE  # how much runs without asking (the table: core/fate.py); the REPL cycles them with Shift-Tab
 PLAN_DECLINED = ("Not run: the user has LACA in plan mode, where nothing that changes anything runs (reading files "
                  "and read-only commands do). Describe the plan instead; the user leaves plan mode to carry it out.")
 
@@ -52,31 +56,32 @@ class _Prepared:
     decision: Decision | None = None
     early: ToolResult | None = None  # a result decided before running (unknown tool, bad arguments)
     answer: ApprovalAnswer | None = None
+    fate: Fate | None = None  # what happens to the call (core/fate.py), after the user's answer when it asked
+    screen_note: str = ""  # said on the call's result line (an auto-run: "auto · sandboxed · /undo 1")
     notes: list[str] = field(default_factory=list)
 
 
 class TEPSEngine:
     """Executes tool requests under the permission policy. One engine per session."""
 
-    def __init__(self, config: TepsSettings | dict[str, Any] | None = None, *, registry: ToolRegistry | None = None,
-                 workspace: Path | None = None, approver: Approver | None = None,
+    def __init__(self, config: "TepsSettings | dict[str, Any] | LoadedConfig | None" = None, *,
+                 registry: ToolRegistry | None = None, workspace: Path | None = None, approver: Approver | None = None,
                  policy: PolicyState | None = None, events: EventSink = discard, audit: AuditSink | None = None,
                  env: dict[str, str] | None = None, sandbox: "Sandbox | None" = None,
-                 undo: "UndoStore | None" = None) -> None:
-        from framework_core.tools.builtin import builtin_registry
+                 undo: "UndoStore | None" = None, audit_log: "AuditLog | None" = None) -> None:
+        from framework_core.core.construct import teps_parts
         from framework_core.tools.envscrub import scrub_env
 
-        self.settings = config if isinstance(config, TepsSettings) else TepsSettings(**(config or {}))
         self.workspace = (workspace or Path.cwd()).resolve()
-        self.registry = registry if registry is not None else builtin_registry()
+        # TEPSEngine(config) alone builds the parts not given as the app builds them (core/construct.py)
+        parts = teps_parts(config, self.workspace, registry=registry, policy=policy, sandbox=sandbox, undo=undo)
+        self.settings = parts.settings
+        self.registry = parts.registry
         self.approver: Approver = approver or DeclineAllApprover()
-        if policy is None:  # built from a config dict alone: the allowlist and rule files it names
-            from framework_core.config.rule_files import load_policy, settings_rule_files
-
-            policy = load_policy(settings_rule_files(self.settings))
-        self.policy = policy
+        self.policy = parts.policy
         self.events = events
         self.audit = audit or (lambda record: None)
+        self.audit_log = audit_log  # the workspace's tamper-evident log (core/audit.py): one record per call
         self.dry_run = self.settings.dry_run_enabled
         self.mode = "ask"  # one of MODES
         self._bulk_after: list[int] = []  # per call of the current reply: later calls approvable together
@@ -84,20 +89,30 @@ class TEPSEngine:
         self._running_since: float | None = None  # when the call now running started (Ctrl-C reports it)
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.scrub_env_patterns,
                                     self.settings.keep_env)
-        if sandbox is None:
-            from framework_core.sandbox.sandbox import Sandbox
-
-            sandbox = Sandbox("workspace-write", self.workspace)
-        if undo is None:  # built without a session (TEPSEngine(config) alone): undo for this process
-            import tempfile
-
-            from framework_core.sandbox.undo_store import UndoStore
-
-            undo = UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), 200 * 1024 * 1024)
-        self.sandbox = sandbox
-        self.undo = undo
+        self.sandbox = parts.sandbox
+        self.undo = parts.undo
+        self._built_sandbox = parts.built_sandbox
+        if parts.built_sandbox:
+            weakref.finalize(self, parts.sandbox.close)  # its runtime folder goes with the engine
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
-                                   undo=undo, withheld_env=withheld, sandbox=sandbox)
+                                   undo=self.undo, withheld_env=withheld, sandbox=self.sandbox)
+
+    def close(self) -> None:
+        """Remove the temporary folders of the parts this engine built itself (the app closes its own)."""
+        if self._built_sandbox:
+            self.sandbox.close()
+
+    def warm_up(self) -> None:
+        """Do now what the first call would otherwise pay for: the policy's parser and program table, the tools'
+        argument validators and the sandbox's probe of this machine. Called in the background while the user
+        types, so the first call costs what the tenth does."""
+        from framework_core.policy.classifier import classify_command
+
+        classify_command("ls -la")
+        for spec in self.registry.all():
+            spec.validator  # noqa: B018 - compiles the schema once
+        if self.sandbox is not None:
+            self.sandbox.report  # noqa: B018 - probes bubblewrap once
 
     # ---- the stable entry point (docs/ARCHITECTURE.md) --------------------------------------
 
@@ -122,7 +137,8 @@ class TEPSEngine:
         results: list[ToolResult] = []
         total = len(requests)
         keep = on_result or (lambda result: None)
-        self._bulk_after, self._approve_rest = (self._plan(requests) if total > 1 else []), False
+        self._approve_rest = False
+        self._bulk_after = self._plan(requests) if total > 1 else []
         try:
             for index, req in enumerate(requests, start=1):
                 results.append(self._run_one(req, index, total))
@@ -140,9 +156,10 @@ class TEPSEngine:
         """List a reply's calls up front when some will ask or are blocked; returns, for each call, how many
         later ones would ask and may be approved together ("yes to the remaining N", never Dangerous ones)."""
         preps = [self._prepare(req) for req in requests]
+        fates = [self._fate(p) if p.early is None else None for p in preps]
         words = []
-        for n, prep in enumerate(preps, start=1):
-            what = self._plan_word(prep)
+        for n, (prep, fate) in enumerate(zip(preps, fates, strict=True), start=1):
+            what = fate.word if fate is not None else "not valid"
             title = prep.preview.title if prep.preview else prep.request.tool_name
             body = " ".join((prep.preview.body if prep.preview and prep.preview.lexer == "bash" else "").split())
             words.append((what, f"  {n}. {title}{': ' + body[:70] + ('…' if len(body) > 70 else '') if body else ''}"
@@ -150,88 +167,64 @@ class TEPSEngine:
         if any(w in ("asks", "blocked") for w, _ in words):
             self.events(Notice("info", f"This reply has {len(requests)} calls, decided in turn:\n"
                                        + "\n".join(line for _, line in words)))
-        bulk = [self._bulk_ok(p) for p in preps]
+        bulk = [bool(f and f.verb == "ask" and f.bulk) for f in fates]
         return [sum(bulk[i + 1:]) for i in range(len(preps))]
 
-    def _plan_word(self, prep: _Prepared) -> str:
-        """What will happen to a call, in a word, for the list of a reply's calls."""
-        d = prep.decision
-        if d is None or prep.spec is None:
-            return "not valid"
-        if d.action == "deny":
-            return "blocked"
-        runs = d.action == "allow" and not self._needs_sandbox(prep)
-        if self.dry_run:
-            return "previewed" if self._can_preview(prep) else "runs" if runs and prep.spec.kind == "read" else "shown"
-        if self.mode == "plan" and not (runs and (prep.spec.kind == "read" or d.level == Level.SAFE)):
-            return "not run: plan mode"
-        if self.mode == "accept-edits" and not runs and self._edit_ok(prep):
-            return "runs: accept-edits"
-        return "runs" if runs else "asks"
+    def _fate(self, prep: _Prepared) -> Fate:
+        """This call's fate (core/fate.py), from the policy's decision, the mode, dry run and the sandbox."""
+        assert prep.decision
+        return decide_fate(prep.decision, self._features(prep), self._box(), self.mode, dry_run=self.dry_run,
+                           approved_rest=self._approve_rest)
 
-    def _bulk_ok(self, prep: _Prepared) -> bool:
-        """A call that asks and may be approved with others: not Dangerous, not a control path or a
-        credential, and not a command asking only because there is no sandbox."""
-        d = prep.decision
-        if d is None or prep.spec is None or d.action != "ask" or d.level >= Level.DANGEROUS:
-            return False
-        if prep.spec.kind in ("read", "write") and not d.grant_options:
-            return False  # control paths and credential files are asked about every time
-        return not self._needs_sandbox(prep)
+    def _features(self, prep: _Prepared) -> CallFeatures:
+        assert prep.spec and prep.preview
+        spec = prep.spec
+        return CallFeatures(spec.kind, spec.runs_process, spec.network, prep.preview.inside_workspace,
+                            self._control(spec, prep.preview))
+
+    def _box(self) -> SandboxFacts:
+        box = self.sandbox
+        return SandboxFacts(box.active, box.overlay, box.is_complete())
 
     # ---- steps -----------------------------------------------------------------------------
 
     def _run_one(self, req: ToolRequest, index: int, total: int) -> ToolResult:
+        """One call: its fate, the user's answer when it asks, then the handler (or the result of not running)."""
         prep = self._prepare(req)
         if prep.early is not None:
             return self._finish(prep, prep.early, 0.0)
-        assert prep.spec and prep.preview and prep.decision
-        decision = prep.decision
-        if decision.action == "deny":  # shown once, by the finished call
-            why = "; ".join(decision.reasons) or "denied by policy"
-            hint = (" Dangerous commands run only after the user turns on /allow-dangerous."
-                    if decision.level == Level.DANGEROUS else "")
-            return self._finish(prep, self._result(req, "blocked_by_policy", message=f"Blocked by policy: {why}.{hint}",
-                                                   reasons=list(decision.reasons)), 0.0)
-        previewing = self.dry_run and self._can_preview(prep)
-        auto = (decision.action == "allow" and not self._needs_sandbox(prep)) or previewing
-        if self.mode == "plan" and not (auto and (prep.spec.kind == "read" or decision.level == Level.SAFE)):
-            return self._finish(prep, self._result(req, "declined_by_user", message=PLAN_DECLINED, mode="plan",
-                                                   would_run=prep.preview.body if prep.preview.lexer == "bash"
-                                                   else prep.preview.title), 0.0)
-        edit = self.mode == "accept-edits" and not auto and self._edit_ok(prep)
-        auto = auto or edit
-        if self.dry_run and not previewing and not (auto and prep.spec.kind == "read"):
-            return self._dry_run(prep)  # shown, never asked about: it will not run
-        bulk = not auto and self._approve_rest and self._bulk_ok(prep)
-        if not auto and not bulk:
+        assert prep.preview
+        fate = prep.fate = self._fate(prep)
+        if fate.verb == "ask":
             prep.answer = self._ask(prep, index, total)
-            if prep.answer.choice == "deny":
-                msg = "User declined execution."
-                data: dict[str, Any] = {"message": msg}
-                if prep.answer.reason:
-                    data["user_reason"] = prep.answer.reason
-                return self._finish(prep, self._result(req, "declined_by_user", **data), 0.0)
+            fate = prep.fate = answered(fate, prep.answer)
             if prep.answer.choice == "session" and prep.answer.grant is not None:
                 self._remember(prep.answer.grant)
             self._approve_rest = self._approve_rest or prep.answer.remaining
-        reason = "; ".join(decision.matched or decision.reasons) if auto else ""
-        if edit:
-            reason = "accept-edits mode: a file edit inside the workspace"
-        if bulk:
-            prep.answer, reason = ApprovalAnswer("once"), "you approved the remaining calls of this reply"
-        if previewing:
-            reason = "dry run: a preview in the sandbox's overlay; nothing lands unless you apply it"
-        self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, auto or bulk, reason))
-        self.context.scope = self._scope(prep, preview=previewing or bool(prep.answer and prep.answer.preview))
+        if fate.verb in ("deny", "refused", "declined"):
+            return self._finish(prep, self._not_run(prep), 0.0)
+        if fate.verb == "shown":
+            return self._dry_run(prep)  # shown, never asked about: it will not run
+        self.events(ToolCallStarted(req, prep.preview.title, prep.preview.body, not fate.asked, fate.reason))
+        self.context.scope = fate.scope
         return self._execute(prep)
 
-    def _edit_ok(self, prep: _Prepared) -> bool:
-        """accept-edits mode: a file write inside the workspace runs without asking, unless it is a control path
-        or a credential file (those ask every time, as they offer no grant)."""
-        assert prep.spec and prep.preview and prep.decision
-        return (prep.spec.kind == "write" and prep.preview.inside_workspace and prep.decision.action == "ask"
-                and bool(prep.decision.grant_options) and self._control(prep.spec, prep.preview) is None)
+    def _not_run(self, prep: _Prepared) -> ToolResult:
+        """The result of a call blocked by the policy, refused by the mode, or declined by the user."""
+        assert prep.fate and prep.decision and prep.preview
+        req, decision = prep.request, prep.decision
+        if prep.fate.verb == "deny":  # shown once, by the finished call
+            hint = (" Dangerous commands run only after the user turns on /allow-dangerous."
+                    if decision.level == Level.DANGEROUS else "")
+            return self._result(req, "blocked_by_policy", message=f"Blocked by policy: {prep.fate.reason}.{hint}",
+                                reasons=list(decision.reasons))
+        if prep.fate.verb == "refused":
+            return self._result(req, "declined_by_user", message=PLAN_DECLINED, mode="plan",
+                                would_run=prep.preview.body if prep.preview.lexer == "bash" else prep.preview.title)
+        data: dict[str, Any] = {"message": "User declined execution."}
+        if prep.answer and prep.answer.reason:
+            data["user_reason"] = prep.answer.reason
+        return self._result(req, "declined_by_user", **data)
 
     def _dry_run(self, prep: _Prepared) -> ToolResult:
         """Dry run, for a call that cannot run in the overlay: show what it would do, run nothing."""
@@ -242,12 +235,6 @@ class TEPSEngine:
             prep.request, "dry_run", message="Dry run: not run (only commands can be previewed in the sandbox's "
             "overlay; this call would change things directly).", would_run=prep.preview.body or prep.preview.title),
             0.0)
-
-    def _can_preview(self, prep: _Prepared) -> bool:
-        """A call can run as a preview when it is a process in the overlay that the policy does not block."""
-        assert prep.spec and prep.decision
-        return (prep.spec.runs_process and self.sandbox.overlay and prep.decision.action != "deny"
-                and prep.decision.level < Level.DANGEROUS)
 
     def _prepare(self, req: ToolRequest) -> _Prepared:
         prep = _Prepared(req)
@@ -294,28 +281,12 @@ class TEPSEngine:
 
         return control_reason(Path(preview.path), self.workspace, self.sandbox.protected_extra)
 
-    def _needs_sandbox(self, prep: _Prepared) -> bool:
-        """With no sandbox in force, a command that is not Safe always asks: rules and grants assumed one."""
-        assert prep.spec and prep.decision
-        return (prep.spec.kind == "bash" and prep.decision.level > Level.SAFE
-                and not self.sandbox.active)
-
-    def _scope(self, prep: _Prepared, *, preview: bool = False) -> CallScope:
-        """What this call's process may do: write only when not merely Safe; the network only when the policy
-        says it is needed and the call was approved or allowed by a rule or grant (never for Safe commands)."""
-        assert prep.spec and prep.decision
-        spec, decision = prep.spec, prep.decision
-        safe_bash = spec.kind == "bash" and decision.level == Level.SAFE
-        network = (spec.network or bool(getattr(decision, "network", False))) and not safe_bash
-        return CallScope(writes=not safe_bash or preview, network=network and not preview,
-                         unsandboxed=bool(prep.answer and prep.answer.unsandboxed) and not preview, preview=preview)
-
     def sandbox_note(self, prep: _Prepared) -> tuple[str, bool]:
         """(what the sandbox will allow this call, whether that deserves a warning) for the approval panel."""
-        assert prep.spec and prep.decision
+        assert prep.fate
         if not self.sandbox.active:
             return ("NO SANDBOX: this runs with your own permissions (" + self.sandbox.describe() + ")", True)
-        scope = self._scope(prep)
+        scope = prep.fate.scope
         if self.sandbox.profile == "read-only":
             where = "the read-only sandbox: it cannot change any file"
         else:
@@ -347,12 +318,14 @@ class TEPSEngine:
         if control:
             req.control_note = (f"This file is a control path: {control}. Check the change below; "
                                 "this is asked every time and never remembered.")
-        if 0 < index <= len(self._bulk_after) and not dangerous and self._bulk_ok(prep):
+        assert prep.fate
+        if 0 < index <= len(self._bulk_after) and not dangerous and prep.fate.bulk:
             req.remaining = self._bulk_after[index - 1]
         if prep.spec.runs_process:
             req.sandbox_note, req.sandbox_warn = self.sandbox_note(prep)
             req.can_unsandbox = self.sandbox.active and self.sandbox.profile != "off"
-            req.can_preview = self._can_preview(prep)
+            req.can_network = self.sandbox.active and not prep.fate.scope.network
+            req.can_preview = can_preview(prep.decision, self._features(prep), self._box())
         answer = self.approver.approve(req)
         if dangerous and answer.choice == "session":
             answer = ApprovalAnswer("once")  # never remember a Dangerous approval
@@ -365,6 +338,7 @@ class TEPSEngine:
         ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
         ctx.review = (lambda cs: self._review(prep, cs)) if ctx.scope.preview else None
         self.audit({"type": "tool_started", "request_id": req.request_id, "tool_name": req.tool_name})
+        newest = self._newest_change()
         start = self._running_since = time.monotonic()
         try:
             data = spec.handler(dict(req.parameters), ctx)
@@ -383,7 +357,21 @@ class TEPSEngine:
         finally:
             ctx.on_output = ctx.review = None
         self._running_since = None
+        if prep.fate is not None and prep.fate.auto:
+            prep.screen_note = self._auto_note(prep.fate, newest)
         return self._finish(prep, result, time.monotonic() - start)
+
+    def _newest_change(self) -> str | None:
+        entries = self.undo.entries()
+        return entries[0].id if entries else None
+
+    def _auto_note(self, fate: Fate, before: str | None) -> str:
+        """What an auto-run says on screen: that auto mode ran it, sandboxed, and the /undo that reverts what
+        landed (entries are numbered newest first, so a change that just landed is `/undo 1`)."""
+        where = "auto · sandboxed" if fate.reason == "auto · sandboxed" else "auto"
+        entries = self.undo.entries()
+        landed = [n for n, e in enumerate(entries, start=1) if before is None or e.id > before]
+        return f"{where} · /undo {landed[-1]}" if landed else f"{where} · nothing landed"
 
     def _review(self, prep: _Prepared, changes: "ChangeSet") -> bool:
         """Show a previewed change set and ask whether to apply it (an approver that cannot ask says no)."""
@@ -393,7 +381,7 @@ class TEPSEngine:
         assert prep.spec and prep.preview and prep.decision
         req = ApprovalRequest(request=prep.request, preview=prep.preview, level=prep.decision.level,
                               reasons=list(prep.decision.reasons), source=prep.spec.source)
-        return bool(review(req, changes.summary(), changes.diff()))
+        return bool(review(req, changes.title(), changes.diff()))  # the title names the paths, not only counts
 
     # ---- results ---------------------------------------------------------------------------
 
@@ -405,8 +393,13 @@ class TEPSEngine:
         return self._result(req, "declined_by_user", message=INTERRUPTED)
 
     def _finish(self, prep: _Prepared, result: ToolResult, duration: float) -> ToolResult:
-        self.events(ToolCallFinished(prep.request, result, duration))
-        decision = prep.decision
+        """The one place a call's result is final: bounded as the model will read it, said on screen, recorded,
+        returned."""
+        from framework_core.tools.result_budget import bound_result
+
+        result = bound_result(result, self.context.result_budget(), self.context.saver(f"{result.tool_name}-result"))
+        self.events(ToolCallFinished(prep.request, result, duration, prep.screen_note))
+        decision, fate = prep.decision, prep.fate
         self.audit({
             "type": "tool_decision", "request_id": prep.request.request_id, "tool_name": prep.request.tool_name,
             "arguments": prep.request.parameters, "level": decision.level.label if decision else None,
@@ -416,6 +409,11 @@ class TEPSEngine:
             "user_choice": prep.answer.choice if prep.answer else None,
             "user_reason": prep.answer.reason if prep.answer else None,
             "grant": prep.answer.grant.label if prep.answer and prep.answer.grant else None,
+            "fate": fate.verb if fate else None, "decided_by": fate.by if fate else None, "mode": self.mode,
+            "scope": {k: v for k, v in vars(fate.scope).items() if v} if fate else None,
             "status": result.status, "dry_run": self.dry_run, "duration_s": round(duration, 3),
         })
+        if self.audit_log is not None:
+            self.audit_log.record_call(prep.request, prep.decision, prep.answer, result, duration, engine=self,
+                                       fate=prep.fate)
         return result

@@ -37,11 +37,17 @@ class OpenAIChatAdapter(SDKAdapter):
             params["extra_body"] = dict(self.config.extra_body)
         return params
 
+    def _post(self, params: dict[str, Any]) -> Any:
+        from openai import Stream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        return self.post_stream("/chat/completions", params, ChatCompletion, Stream[ChatCompletionChunk])
+
     def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
         reply = ChatStream(self.config.model)
         started = False  # a stream that goes silent after it opened is not retried (see adapters/errors)
         try:
-            stream = self.client.chat.completions.create(**self._params(messages, tools, system_prompt))
+            stream = self._post(self._params(messages, tools, system_prompt))
             started = True
             with stream:
                 for chunk in stream:

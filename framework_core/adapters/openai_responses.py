@@ -91,12 +91,18 @@ class OpenAIResponsesAdapter(SDKAdapter):
     def _create(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Any:
         params = self._params(messages, tools, system_prompt)
         try:
-            return self.client.responses.create(**params)
+            return self._post(params)
         except Exception as exc:
             if "include" not in params or not _refuses_encrypted_content(exc):
                 raise
         self._encrypted = False
-        return self.client.responses.create(**self._params(messages, tools, system_prompt))
+        return self._post(self._params(messages, tools, system_prompt))
+
+    def _post(self, params: dict[str, Any]) -> Any:
+        from openai import Stream
+        from openai.types.responses import Response, ResponseStreamEvent
+
+        return self.post_stream("/responses", params, Response, Stream[ResponseStreamEvent])
 
     def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
         reply = _Reply()

@@ -36,6 +36,19 @@ class SDKAdapter(LLMAdapterInterface):
                 default_headers=self.config.extra_headers or None)
         return self._client
 
+    def post_stream(self, path: str, body: dict[str, Any], cast_to: Any, stream_cls: Any) -> Any:
+        """Send a body we built ourselves through the SDK's own request path (its auth, timeouts, streaming
+        and error types) without the typed transform its `create` methods run over every request: that
+        transform walks every item of the history each time, so a long session paid more per call the
+        longer it grew. `extra_body` keys are merged into the body, as the SDK does."""
+        body = dict(body)
+        options: dict[str, Any] = {"security": {"bearer_auth": True}}
+        extra = body.pop("extra_body", None)
+        if extra:
+            options["extra_json"] = extra
+        return self.client.post(path, cast_to=cast_to, body=body, options=options, stream=True,
+                                stream_cls=stream_cls)
+
     def prepare(self) -> None:
         self.client  # noqa: B018 - building the client imports the SDK
 

@@ -29,9 +29,11 @@ EPILOG = """examples:
   laca --continue                      resume the latest session of this workspace
   laca policy check 'rm -rf ~'         explain how a command would be treated
   laca config show                     the effective config, with each value's source
-  laca doctor                          what the command sandbox can set up on this machine
+  laca doctor                          the sandbox here, and whether the provider works end to end
+  laca audit verify                    check this workspace's audit log of tool calls is unchanged
 
-exit codes: 0 ok, 1 runtime error, 2 usage or config error, 130 interrupted.
+exit codes: 0 ok, 1 runtime error, 2 usage or config error, 3 (-p) a call needed an approval nobody could
+give, 4 (-p) stopped by the tool-round limit, 130 interrupted.
 """
 
 
@@ -155,12 +157,29 @@ def config_show(args: argparse.Namespace, config_overrides: Overrides) -> int:
 
 
 def doctor(_args: argparse.Namespace, config_overrides: Overrides) -> int:
+    """The sandbox, then the provider: each part says what holds and what to do about what does not."""
+    from framework_core.app.provider_check import run_provider_check
+    from framework_core.config.load import load_config
     from framework_core.sandbox.doctor import run_doctor
 
-    return run_doctor(config_overrides, sys.stdout)
+    sandbox = run_doctor(config_overrides, sys.stdout)
+    print("Provider:")
+    return max(sandbox, run_provider_check(load_config(overrides=config_overrides), sys.stdout))
+
+
+def audit_verify(args: argparse.Namespace, _overrides: Overrides) -> int:
+    from framework_core.app.audit_cmd import run_verify
+
+    return run_verify(args.workspace, sys.stdout)
+
+
+def audit_replay(args: argparse.Namespace, config_overrides: Overrides) -> int:
+    from framework_core.app.audit_cmd import run_replay
+
+    return run_replay(args.workspace, args.since, config_overrides, sys.stdout)
 
 
 HANDLERS: dict[tuple[str, ...], Handler] = {
     ("policy", "check"): policy_check, ("config", "init"): config_init, ("config", "show"): config_show,
-    ("doctor",): doctor,
+    ("audit", "verify"): audit_verify, ("audit", "replay"): audit_replay, ("doctor",): doctor,
 }

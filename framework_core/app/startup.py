@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from framework_core.core.options import StartOptions
 from framework_core.errors import ConfigError, LacaError, MissingApiKeyError
-from framework_core.wording import invocation, plural
+from framework_core.wording import plural
 
 if TYPE_CHECKING:
     from typing import Any, Callable
@@ -50,8 +50,10 @@ def prepare(opts: StartOptions, *, require_key: bool = True) -> Prepared:
     `require_key` is False: the REPL opens without a key and says what to set)."""
     from framework_core.tools import spill
 
+    from framework_core.config.json_store import take_reports
+
     loaded = load(opts)
-    notes = pick_provider(loaded)
+    notes = take_reports() + pick_provider(loaded)  # a damaged store moved aside while loading: said first
     try:
         check_key(loaded)
     except MissingApiKeyError as exc:
@@ -64,6 +66,8 @@ def prepare(opts: StartOptions, *, require_key: bool = True) -> Prepared:
     teps = loaded.config.teps_settings
     where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
     spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
+    from framework_core.core.session import recap
+
     return Prepared(loaded, session, notes + warnings, resumed, recap(session) if resumed else [])
 
 
@@ -188,7 +192,7 @@ class AppLauncher:
         skipped = prepared.loaded.trust.skipped_line(prepared.loaded.workspace) if self.one_shot else None
         parts = build_agent(prepared.loaded, events=events, approver=approver, session=prepared.session,
                             start_mcp=not opts.no_mcp, elicit=elicit)
-        notes: list[Any] = prepared.warnings + ([skipped] if skipped else [])
+        notes: list[Any] = prepared.warnings + ([skipped] if skipped else []) + parts.facade.undo_notices()
         notes += apply_run_options(parts.facade, opts, prepared.resumed)
         if not self.one_shot:  # -p prints only the answer on stdout; the REPL shows where the session left off
             notes += [(line, "laca.dim") for line in prepared.recap]
@@ -211,7 +215,8 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     """(the session, what to say about it, the resumed session's meta: empty for a new one)."""
     from framework_core.app.wiring import key_env_vars
     from framework_core.config.dirs import user_data_dir
-    from framework_core.core.session import latest_session, open_session, resume_session, secrets_in_env
+    from framework_core.core.session import (find_session_by_prefix, latest_session, open_session, resume_session,
+                                             secrets_in_env)
     from framework_core.tools.spill import remove_stale
 
     data = user_data_dir()
@@ -238,35 +243,6 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     notes += [session.memory_only] if session.memory_only else []
     notes += loaded_session.warnings + [f"{verb} ({plural(len(session.messages), 'message')})."]
     return session, notes, dict(loaded_session.meta)
-
-
-def find_session_by_prefix(data: Path, wanted: str) -> Path:
-    """A session by its id, a unique prefix of it, or a unique ending (its last characters)."""
-    from framework_core.core.session import list_sessions, sessions_dir
-
-    exact = sessions_dir(data) / f"{wanted}.jsonl"
-    if exact.is_file():
-        return exact
-    ids = [s.session_id for s in list_sessions(data)]
-    matches = [i for i in ids if i.startswith(wanted)] or [i for i in ids if i.endswith(wanted)]
-    if len(matches) == 1:
-        return sessions_dir(data) / f"{matches[0]}.jsonl"
-    if matches:
-        raise ConfigError(f"'{wanted}' matches {len(matches)} sessions ({', '.join(matches[:5])}"
-                          f"{', …' if len(matches) > 5 else ''}): give more of the id")
-    raise ConfigError(f"no session '{wanted}'. List them with: {invocation('--resume')}")
-
-
-def recap(session: "MessageManager") -> list[str]:
-    """The last exchange of a resumed session: what the user asked and how the reply began."""
-    last_user = next((m for m in reversed(session.messages) if m.role == "user" and m.content.strip()), None)
-    last_reply = next((m for m in reversed(session.messages) if m.role == "assistant" and m.content.strip()), None)
-    lines = []
-    for who, m in (("you", last_user), ("reply", last_reply)):
-        if m is not None:
-            text = " ".join(m.content.split())
-            lines.append(f"  {who}: {text[:150]}{'…' if len(text) > 150 else ''}")
-    return ["Last exchange:", *lines] if lines else []
 
 
 MODE_ALIASES = {"default": "ask", "acceptEdits": "accept-edits"}  # Claude Code's names for the same modes
@@ -308,26 +284,15 @@ def apply_run_options(facade: "Facade", opts: StartOptions, resumed: dict) -> li
         notes.append("Allowed for this run: " + ", ".join(opts.allow))
     if opts.permission_mode:
         facade.set_mode(MODE_ALIASES.get(opts.permission_mode, opts.permission_mode))
+        if facade.mode == "auto" and not facade.auto_ready:
+            notes.append("auto mode: the sandbox here is not complete (it needs bubblewrap, the workspace-write "
+                         "profile, an overlay, and a workspace that is not the home folder), so commands ask")
     if resumed:
         notes += restore_resumed(facade, opts, resumed)
     return notes
 
 
 def restore_resumed(facade: "Facade", opts: StartOptions, meta: dict) -> list[str]:
-    """--continue / --resume go on with the provider, model and persona the session last used."""
-    notes: list[str] = []
+    """--continue / --resume go on with the provider, model and persona the session last used (a flag wins)."""
     ov = opts.overrides
-    persona = meta.get("persona")
-    if persona and not ov.persona and persona != facade.persona and persona in facade.personas():
-        facade.set_persona(persona)
-    provider, model = meta.get("provider"), meta.get("model")
-    if provider and not ov.provider and provider in facade.providers():
-        try:
-            if provider != facade.provider_name:
-                facade.set_provider(provider, None if ov.model else model)
-            elif model and not ov.model and model != facade.model:
-                facade.set_model(model)
-        except ConfigError as exc:
-            notes.append(f"The session used {provider}, which cannot be used now ({exc}); going on with "
-                         f"{facade.provider_name}.")
-    return notes
+    return facade.adopt(meta, persona=not ov.persona, provider=not ov.provider, model=not ov.model)

@@ -9,16 +9,14 @@ from typing import Any, Callable
 
 from framework_core.core.approval import Approver
 from framework_core.config.load import LoadedConfig
-from framework_core.config.dirs import user_config_dir, user_data_dir, user_state_dir
+from framework_core.config.dirs import user_data_dir
+from framework_core.core import construct
 from framework_core.core.agent import Agent
-from framework_core.errors import ConfigError
+from framework_core.core.construct import (build_policy_state, build_registry, build_sandbox,  # shared with TEPS
+                                         workspace_text)
 from framework_core.core.events import EventSink, Notice
 from framework_core.core.facade import Facade
 from framework_core.core.session import MessageManager
-
-USER_RULES = "rules.yaml"
-WORKSPACE_RULES = Path(".laca") / "rules.yaml"
-WORKSPACE_TOOLS = "tools.yaml"
 
 
 @dataclass
@@ -28,88 +26,74 @@ class Parts:
     warnings: list[str]
 
 
-def rule_file_paths(loaded: LoadedConfig) -> list[Path]:
-    from framework_core.config.rule_files import settings_rule_files
-
-    paths = settings_rule_files(loaded.config.teps_settings)
-    for extra in (user_config_dir() / USER_RULES, loaded.workspace / WORKSPACE_RULES):
-        if extra.is_file() and extra not in paths:
-            paths.append(extra)
-    return paths
-
-
-def tool_file_paths(loaded: LoadedConfig) -> list[Path]:
-    paths = [Path(p) for p in loaded.config.tools_files]
-    ws = (loaded.workspace / WORKSPACE_TOOLS).resolve()
-    if ws.is_file() and ws not in [p.resolve() for p in paths]:
-        paths.append(ws)
-    return paths
-
-
-def build_policy_state(loaded: LoadedConfig):  # -> PolicyState
-    from framework_core.config.rule_files import load_policy
-
-    auto = str(loaded.workspace / WORKSPACE_RULES)  # read because it is there, not because the user named it
-    return load_policy(rule_file_paths(loaded),
-                       keep=lambda r: r.source != auto or loaded.trust.allows(f"rule:{r.name}"))
-
-
-def build_registry(loaded: LoadedConfig):  # -> ToolRegistry
-    from framework_core.tools.builtin import builtin_registry
-
-    registry = builtin_registry()
-    paths = tool_file_paths(loaded)
-    if paths:
-        from framework_core.tools.declared import load_tools_file
-
-        for path in paths:
-            if not path.is_file():
-                raise ConfigError(f"tools file not found: {path}. Fix tools_files in framework_config.yaml.")
-            auto = path.resolve() == (loaded.workspace / WORKSPACE_TOOLS).resolve() and str(path) not in [
-                str(Path(p)) for p in loaded.config.tools_files]
-            for spec in load_tools_file(path):
-                if auto and not loaded.trust.allows(f"tool:{spec.name}"):
-                    continue  # the workspace's own tools.yaml: only what the user trusted
-                if spec.name in registry:
-                    raise ConfigError(f"tool '{spec.name}' is defined twice", path=str(path))
-                registry.register(spec)
-    return registry
-
-
 def mcp_servers(loaded: LoadedConfig) -> dict:
     servers = dict(loaded.config.mcp_servers)
     if (loaded.workspace / ".mcp.json").is_file():
         from framework_core.tools.mcp import load_mcp_json
 
-        for name, settings in load_mcp_json(loaded.workspace).items():
+        for name, settings in load_mcp_json(loaded.workspace, workspace_text(loaded, ".mcp.json")).items():
             if loaded.trust.allows(f"mcp:{name}"):  # a workspace's servers start only once trusted
                 servers.setdefault(name, settings)
     return {n: s for n, s in servers.items() if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
 
 
-def build_sandbox(loaded: LoadedConfig):  # -> Sandbox
-    from framework_core.sandbox.sandbox import Sandbox
+def tool_pins(loaded: LoadedConfig, servers: dict, *, interactive: bool):  # -> trust_pins.Vetter
+    """The workspace's own servers have their tool definitions pinned in the trust record when trusted."""
+    from framework_core.config import trust_pins
+    from framework_core.config.trust import default_store
 
-    cfg = loaded.config.sandbox
-    return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
-                   hidden_extra=tuple(cfg.hidden_paths),
-                   laca_dirs=(user_config_dir(), user_data_dir(), user_state_dir()),  # state: the overlays
-                   use_overlay=cfg.overlay)
+    keys = {}
+    for name in servers:
+        if name not in loaded.config.mcp_servers:
+            keys[name] = f"mcp:{name}"  # from .mcp.json
+        elif _workspace_server(loaded, name):
+            keys[name] = f"config:mcp_servers.{name}"
+    return trust_pins.vetter(default_store(), loaded.workspace, keys, accept=loaded.trust.trust_all,
+                             interactive=interactive)
+
+
+def script_check(loaded: LoadedConfig, servers: dict) -> Callable[[str], str | None]:
+    """Before each start of a workspace server: the workspace files it runs are still those trusted (a script
+    an approved command rewrote mid-session is not run by the server's restart)."""
+    from framework_core.config.trust_runs import run_files
+
+    files = loaded.trust.files
+    trusted = {name: run_files([s.command, *s.args], loaded.workspace, s.cwd,
+                               files.file_digest if files is not None else None)
+               for name, s in servers.items() if s.command and _workspace_server(loaded, name)}
+
+    def check(name: str) -> str | None:
+        if name not in trusted:
+            return None
+        s = servers[name]
+        now = run_files([s.command, *s.args], loaded.workspace, s.cwd)
+        changed = sorted(p for p in set(trusted[name]) | set(now) if trusted[name].get(p) != now.get(p))
+        if not changed:
+            return None
+        return (f"MCP server '{name}' not started: {', '.join(changed)} changed since you trusted it. Start LACA "
+                "again here to be asked about the change.")
+    return check
+
+
+def _workspace_server(loaded: LoadedConfig, name: str) -> bool:
+    return name not in loaded.config.mcp_servers or loaded.source_of(("mcp_servers", name)).startswith("workspace")
 
 
 def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
     """In the session's folder, so that `--continue` can still undo; in a temporary one without a transcript."""
-    import tempfile
+    folder = session.transcript.path.with_suffix(".undo") if session.transcript is not None else None
+    return construct.build_undo(loaded, folder)
 
-    from framework_core.sandbox.undo_store import UndoStore
 
-    limit = loaded.config.sandbox.undo_max_mb * 1024 * 1024
-    if session.transcript is not None:
-        try:
-            return UndoStore(session.transcript.path.with_suffix(".undo"), limit)
-        except OSError:
-            pass  # a read-only or full data dir: undo for this run only
-    return UndoStore(tempfile.mkdtemp(prefix="laca-undo-"), limit)
+def build_audit_log(loaded: LoadedConfig, session: MessageManager, events: EventSink):  # -> AuditLog
+    """The workspace's audit log in the data folder (core/audit.py); a failure to write it is said once."""
+    from framework_core.core.audit import AuditLog, log_path
+    from framework_core.core.session import secrets_in_env
+
+    log = AuditLog(log_path(user_data_dir(), loaded.workspace), loaded.workspace, session_id=session.session_id,
+                   mask=secrets_in_env(key_env_vars(loaded)))
+    log.on_problem = lambda message: events(Notice("warning", message))
+    return log
 
 
 def context_roots(loaded: LoadedConfig) -> list[Path]:
@@ -149,15 +133,18 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     sandbox = build_sandbox(loaded)
     teps = TEPSEngine(cfg.teps_settings, registry=registry, workspace=loaded.workspace, approver=approver,
                       policy=build_policy_state(loaded), events=events, audit=session.record, sandbox=sandbox,
-                      undo=build_undo(loaded, session))
+                      undo=build_undo(loaded, session), audit_log=build_audit_log(loaded, session, events))
     mcp = None
     servers = mcp_servers(loaded) if start_mcp else {}
     if servers:
         from framework_core.tools.mcp import McpManager
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
-        mcp.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network) if s.sandbox else ()
+        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write")
+                                        if s.sandbox else ())
         mcp.elicit = elicit
+        mcp.vet_tools = tool_pins(loaded, servers, interactive=elicit is not None)
+        mcp.vet_launch = script_check(loaded, servers)
         mcp.oauth.interactive = elicit is not None  # a browser sign-in needs someone at the terminal (the REPL)
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)
@@ -168,7 +155,8 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         warnings.append(notice)
     for warning in warnings:
         events(Notice("warning", warning))
-    facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a))
+    facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a),
+                    reopen=lambda a, ref: reopen_session(loaded, a, ref))
     return Parts(agent, facade, warnings)
 
 
@@ -180,18 +168,41 @@ def key_env_vars(loaded: "LoadedConfig") -> list[str]:
     return sorted(names)
 
 
+def reopen_session(loaded: "LoadedConfig", agent: "Agent", ref: str) -> tuple["MessageManager", list[str], dict]:
+    """/resume ID: an earlier session of this workspace, opened to go on (its command output in its own folder).
+    Returns the session, what to say about it, and its last provider, model and persona."""
+    from framework_core.core.session import find_session_by_prefix
+    from framework_core.config.dirs import user_data_dir
+    from framework_core.core.session import resume_session, secrets_in_env
+
+    data = user_data_dir()
+    path = find_session_by_prefix(data, ref)
+    session, loaded_session = resume_session(data, path, secrets_in_env(key_env_vars(loaded)), fork=False)
+    session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
+    _spill_for(loaded, agent, session)
+    return session, loaded_session.warnings, dict(loaded_session.meta)
+
+
+def _spill_for(loaded: "LoadedConfig", agent: "Agent", session: "MessageManager") -> None:
+    """Command output a session saves goes into that session's own folder."""
+    from framework_core.tools import spill
+
+    teps = loaded.config.teps_settings
+    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
+    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
+    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+
+
 def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     """A new session for /clear, started with the agent's provider, model and persona, its command output
     kept in its own folder."""
     from framework_core.config.dirs import user_data_dir
     from framework_core.core.session import open_session, secrets_in_env
-    from framework_core.tools import spill
 
     session = open_session(user_data_dir(), secrets_to_mask=secrets_in_env(key_env_vars(loaded)))
     session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
                    "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
-    teps = loaded.config.teps_settings
-    where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
-    spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
-    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
+    _spill_for(loaded, agent, session)
+    if agent.teps.audit_log is not None:
+        agent.teps.audit_log.session_id = session.session_id
     return session

@@ -30,13 +30,6 @@ if TYPE_CHECKING:
     from framework_core.tools.mcp import McpManager
 
 MAX_STEPS_PER_TURN = 50
-MODE_NOTES = {
-    "plan": "the user switched to plan mode: nothing that changes anything runs now (reading files and read-only "
-            "commands do). Investigate, then propose a plan and wait for the user to leave plan mode.",
-    "accept-edits": "the user switched to accept-edits mode: file writes inside the workspace run without asking; "
-                    "commands still ask.",
-    "ask": "the user switched to ask mode: anything that changes something asks the user first.",
-}
 
 
 class Agent:
@@ -101,10 +94,18 @@ class Agent:
                 self._adapter = create_adapter(self.provider, self.dcm, self.api_key)
             return self._adapter
 
-    def warm_up(self) -> threading.Thread:
-        """Import the provider's SDK and build its client in the background, so the first message does not
-        wait for either. A switch meanwhile wins: the warmed adapter is dropped if it is no longer the one."""
+    def warm_up(self, *, provider: bool = True) -> threading.Thread:
+        """In the background: get the tools ready (the policy, argument validators, the sandbox probe) and, with
+        `provider`, import the provider's SDK and build its client, so the first message and the first call wait
+        for neither. The SDK is the larger part of LACA's memory, so the REPL asks for it once the user starts
+        typing. A switch meanwhile wins: the warmed adapter is dropped if it is no longer the one."""
         def work() -> None:
+            try:
+                self.teps.warm_up()
+            except Exception:
+                pass  # the first call reports problems properly
+            if not provider or self.key_problem is not None:
+                return
             try:
                 adapter = self.adapter
                 with self._adapter_lock:
@@ -169,14 +170,15 @@ class Agent:
         return run_user_command(self, command)
 
     def set_mode(self, mode: str) -> None:
-        """ask / accept-edits / plan: how much runs without asking. The model is told with the next message."""
-        from framework_core.teps import MODES
+        """ask / accept-edits / plan / auto: how much runs without asking (the table in core/fate.py). The model
+        is told with the next message."""
+        from framework_core.core.fate import CYCLE, MODES
 
         if mode not in MODES:
-            raise ConfigError(f"unknown mode '{mode}'. Modes: {', '.join(MODES)}")
+            raise ConfigError(f"unknown mode '{mode}'. Modes: {', '.join(CYCLE)}")
         if mode != self.teps.mode:
             self.teps.mode = mode
-            self.note_for_model(MODE_NOTES[mode])
+            self.note_for_model(MODES[mode].note)
 
     def run_turn(self, text: str) -> TurnOutcome:
         outcome = TurnOutcome()
@@ -190,6 +192,7 @@ class Agent:
                 if response is None or not after_reply(self, response, outcome):
                     break
             else:
+                outcome.stopped_at_limit = True
                 self.events(Notice("warning", f"Stopped after {MAX_STEPS_PER_TURN} tool rounds in one turn; "
                                               "send a message to let the model continue."))
         except KeyboardInterrupt:

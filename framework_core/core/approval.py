@@ -36,6 +36,7 @@ class ApprovalRequest:
     sandbox_note: str | None = None  # what the sandbox allows this call, shown before the answer
     sandbox_warn: bool = False  # the note deserves attention (network given, or no sandbox at all)
     can_unsandbox: bool = False  # offer the explicit, red "run outside the sandbox once" choice
+    can_network: bool = False  # offer "yes, with network" (a command the policy judged local; this call only)
     control_note: str | None = None  # a write to a control path: what it can do, shown in red
     can_preview: bool = False  # offer "run in the overlay, show the changes, then ask to apply"
     remaining: int = 0  # later calls of this reply that would ask too (none Dangerous): offer "yes to them all"
@@ -51,6 +52,7 @@ class ApprovalAnswer:
     reason: str = ""  # the user's words on `n`, passed back to the model
     grant: GrantOption | None = None  # which option `a` saved
     unsandboxed: bool = False  # the user chose to run this one call outside the sandbox (never remembered)
+    network: bool = False  # "yes, with network": this one call runs sandboxed with the network (never remembered)
     preview: bool = False  # run in the overlay and show the change set before applying it
     remaining: bool = False  # also approve, once each, the later calls of this reply that would ask
 
@@ -80,7 +82,7 @@ class DeclineAllApprover:
 
 
 class ScriptedApprover:
-    """Answers from a queue of 'y' / 'n' / 'a' (or ApprovalAnswer); records every request it saw."""
+    """Answers from a queue of 'y' / 'n' / 'a' / 'w' (or ApprovalAnswer); records every request it saw."""
 
     def __init__(self, answers: Iterable[str | ApprovalAnswer] = ()) -> None:
         self._answers: deque[str | ApprovalAnswer] = deque(answers)
@@ -99,6 +101,10 @@ class ScriptedApprover:
             return ans
         if ans == "a" and req.allow_session:
             return ApprovalAnswer("session", grant=req.grant_options[0])
+        if ans == "w":
+            if not req.can_network:
+                raise AssertionError(f"ScriptedApprover: 'w' was not offered for {req.request.tool_name}")
+            return ApprovalAnswer("once", network=True)
         choices: dict[str, Choice] = {"y": "once", "n": "deny", "a": "once"}
         return ApprovalAnswer(choices[ans])
 

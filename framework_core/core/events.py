@@ -64,6 +64,7 @@ class ToolCallFinished:
     request: ToolRequest
     result: ToolResult
     duration_s: float
+    note: str = ""  # said on the result line: how it ran when that is news (auto mode: "auto · sandboxed · /undo 1")
 
 
 @dataclass
@@ -107,3 +108,4 @@ class TurnOutcome:
     interrupted: bool = False
     error: str | None = None
     tool_results: list[ToolResult] = field(default_factory=list)
+    stopped_at_limit: bool = False  # the tool-round limit ended the turn, not the model

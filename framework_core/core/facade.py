@@ -48,6 +48,7 @@ class Status:
     context_percent: float
     totals: str  # all tokens so far, and the cost where prices are known
     session_id: str
+    auto_ready: bool = True  # auto mode can run commands without asking (Sandbox.is_complete()); else they ask
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,12 @@ class Facade:
     """Everything a front end may do with a conversation."""
 
     def __init__(self, agent: "Agent", *, workspace: Path,
-                 new_session: Callable[["Agent"], "MessageManager"]) -> None:
+                 new_session: Callable[["Agent"], "MessageManager"],
+                 reopen: Callable[["Agent", str], tuple["MessageManager", list[str], dict]] | None = None) -> None:
         self.agent = agent  # for the app layer and tests; front ends use the methods below
         self.workspace = workspace
         self._new_session = new_session
+        self._reopen = reopen
         self._context_cache: tuple[tuple, int] | None = None
         self._closed: Closed | None = None
 
@@ -92,12 +95,55 @@ class Facade:
         self.agent.replace_session(self._new_session(self.agent))
         return closed.session_id, closed.problem
 
+    def resume_session(self, ref: str) -> tuple[Closed, list[str]]:
+        """/resume ID: close this session (kept, resumable) and go on in an earlier one of this workspace, with the
+        provider, model and persona it last used. Raises ConfigError for an unknown or ambiguous id. Returns how
+        closing went and what to say (the resumed session's warnings, a provider that cannot be used now)."""
+        from framework_core.errors import ConfigError
+
+        if self._reopen is None:
+            raise ConfigError("this front end cannot switch sessions")
+        if ref.strip() and self.session_id.startswith(ref.strip()):
+            raise ConfigError(f"{self.session_id} is this session")
+        session, notes, meta = self._reopen(self.agent, ref.strip())
+        closed = self._close_session()
+        self.agent.replace_session(session)
+        return closed, notes + self.adopt(meta)
+
+    def recap(self) -> list[str]:
+        """The last exchange of the conversation: what the user asked and how the reply began."""
+        from framework_core.core.session import recap
+
+        return recap(self.agent.session)
+
+    def adopt(self, meta: dict, *, persona: bool = True, provider: bool = True, model: bool = True) -> list[str]:
+        """Go on with the provider, model and persona a resumed session last used (each unless told not to).
+        Returns notes for what could not be restored."""
+        from framework_core.errors import ConfigError
+
+        notes: list[str] = []
+        wanted_persona = meta.get("persona")
+        if persona and wanted_persona and wanted_persona != self.persona and wanted_persona in self.personas():
+            self.set_persona(wanted_persona)
+        name, wanted_model = meta.get("provider"), meta.get("model")
+        if provider and name and name in self.providers():
+            try:
+                if name != self.provider_name:
+                    self.set_provider(name, wanted_model if model else None)
+                elif model and wanted_model and wanted_model != self.model:
+                    self.set_model(wanted_model)
+            except ConfigError as exc:
+                notes.append(f"The session used {name}, which cannot be used now ({exc}); going on with "
+                             f"{self.provider_name}.")
+        return notes
+
     def close(self) -> Closed:
-        """End the session: MCP servers stopped, the provider, model and persona recorded for --continue, the
-        transcript written. Safe to call twice."""
+        """End the session: MCP servers stopped, the sandbox's temporary folders removed, the provider, model
+        and persona recorded for --continue, the transcript written. Safe to call twice."""
         if self._closed is None:
             if self.agent.mcp is not None:
                 self.agent.mcp.close()
+            self.agent.teps.sandbox.close()  # its runtime folder in TMPDIR: left as it was found
             self._closed = self._close_session()
         return self._closed
 
@@ -172,10 +218,10 @@ class Facade:
     def set_persona(self, persona_id: str) -> None:
         self.agent.set_persona(persona_id)
 
-    def warm_up(self) -> None:
-        """Import the provider's SDK in the background (nothing to do without a key)."""
-        if self.agent.key_problem is None:
-            self.agent.warm_up()
+    def warm_up(self, *, provider: bool = True) -> None:
+        """Get the tools ready in the background and, with `provider`, import the provider's SDK (see
+        `Agent.warm_up`)."""
+        self.agent.warm_up(provider=provider)
 
     # ---- modes ------------------------------------------------------------------------------------
     @property
@@ -185,11 +231,16 @@ class Facade:
     def set_mode(self, mode: str) -> None:
         self.agent.set_mode(mode)
 
-    def next_mode(self) -> str:
-        """Shift-Tab: ask → accept-edits → plan → ask. Returns the new mode."""
-        from framework_core.teps import MODES
+    @property
+    def auto_ready(self) -> bool:
+        """Auto mode runs commands without asking only in a complete sandbox (Sandbox.is_complete())."""
+        return self.agent.teps.sandbox.is_complete()
 
-        mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+    def next_mode(self) -> str:
+        """Shift-Tab: ask → accept-edits → plan → auto → ask. Returns the new mode."""
+        from framework_core.core.fate import CYCLE
+
+        mode = CYCLE[(CYCLE.index(self.mode) + 1) % len(CYCLE)]
         self.set_mode(mode)
         return mode
 
@@ -239,6 +290,10 @@ class Facade:
     def changes(self) -> list["EntryInfo"]:
         """What /undo can revert, newest first."""
         return self.agent.teps.undo.entries()
+
+    def undo_notices(self) -> list[str]:
+        """What the undo store found at start (damaged records set aside, interrupted applies), said once."""
+        return self.agent.teps.undo.take_notices()
 
     def undo(self, count: int, *, force: bool = False) -> "RevertResult":
         return self.agent.teps.undo.revert(count, force=force)
@@ -336,7 +391,8 @@ class Facade:
             mode=agent.teps.mode, dry_run=agent.teps.dry_run, allow_dangerous=agent.teps.policy.allow_dangerous,
             not_saved=bool(agent.session.write_error), no_api_key=agent.key_problem is not None,
             sandbox=sandbox.describe(), sandbox_active=sandbox.active, context_percent=self._context_percent(),
-            totals=status_total(agent.session.usage, agent.caps.prices), session_id=agent.session.session_id)
+            totals=status_total(agent.session.usage, agent.caps.prices), session_id=agent.session.session_id,
+            auto_ready=self.auto_ready)
 
     def _context_percent(self) -> float:
         """Percent of the window the next request takes (the measure /tokens and compaction use), computed again

@@ -19,4 +19,4 @@ class StartOptions:
     fork: bool = False  # with --continue / --resume: a new session starting from that one's history
     message: str | None = None  # the REPL's first message (`laca "fix the failing test"`)
     allow: list[str] = field(default_factory=list)  # --allow PATTERN: extra allow rules for this run
-    permission_mode: str | None = None  # --permission-mode: ask, accept-edits or plan
+    permission_mode: str | None = None  # --permission-mode: ask, accept-edits, plan or auto

@@ -9,7 +9,6 @@ and writes them as soon as the disk takes them again; the UI is told once, and t
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import time
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from framework_core.config.json_store import loads_bounded
 from framework_core.core.history import repair
 from framework_core.core.journal import SessionBusy, Transcript
 from framework_core.core.accounting import Ledger
@@ -27,10 +27,22 @@ __all__ = ["LoadedSession", "MessageManager", "SessionBusy", "SessionInfo", "Tra
 
 ROLES = ("user", "assistant", "tool_result")
 MAX_BACKLOG_BYTES = 64 * 1024 * 1024  # unwritten records kept for a retry; past this the oldest are dropped
+MAX_RECORD_DEPTH = 200  # a line nested deeper is a damaged record (skipped and said), never a RecursionError
+
+
+def _loads(line: str) -> Any:
+    return loads_bounded(line, max_depth=MAX_RECORD_DEPTH)
 
 
 def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def session_uuid(session_id: str) -> str:
+    """The session's id as a UUID, for tools written for Claude Code's JSON (`--resume` takes either form)."""
+    import uuid
+
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "laca-session:" + session_id))
 
 
 def sessions_dir(data_dir: Path) -> Path:
@@ -78,7 +90,7 @@ def load_transcript(path: Path) -> LoadedSession:
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                rec = _loads(line)
                 if not isinstance(rec, dict):
                     raise ValueError("not an object")
                 kind = rec.get("type")
@@ -140,7 +152,7 @@ def latest_session(data_dir: Path, workspace: Path) -> Path | None:
 def _workspace(line: str) -> str:
     """The workspace a transcript's meta record names ('' when the line cannot be read)."""
     try:
-        return str(json.loads(line).get("workspace", ""))
+        return str(_loads(line).get("workspace", ""))
     except (ValueError, AttributeError):
         return ""
 
@@ -170,7 +182,7 @@ def _peek(path: Path) -> SessionInfo | None:
                     count += 1
                     if not preview and '"role": "user"' in line:
                         try:
-                            preview = json.loads(line)["message"]["content"][:60].replace("\n", " ")
+                            preview = _loads(line)["message"]["content"][:60].replace("\n", " ")
                         except (ValueError, KeyError, TypeError, AttributeError):
                             pass
         return SessionInfo(path.stem, path, ws, path.stat().st_mtime, count, preview)
@@ -360,3 +372,35 @@ def find_session(data_dir: Path, session_id: str) -> Path | None:
 
 def secrets_in_env(env_vars: list[str]) -> tuple[str, ...]:
     return tuple(os.environ[v] for v in env_vars if os.environ.get(v))
+
+
+def find_session_by_prefix(data: Path, wanted: str) -> Path:
+    """A session by its id, its UUID (as `-p --output-format json` gives it), a unique prefix of the id, or a
+    unique ending (its last characters)."""
+    from framework_core.errors import ConfigError
+    from framework_core.wording import invocation
+
+    exact = sessions_dir(data) / f"{wanted}.jsonl"
+    if wanted and "/" not in wanted and exact.is_file():
+        return exact
+    ids = [s.session_id for s in list_sessions(data)]
+    matches = ([i for i in ids if session_uuid(i) == wanted.lower()] or [i for i in ids if i.startswith(wanted)]
+               or [i for i in ids if i.endswith(wanted)])
+    if len(matches) == 1:
+        return sessions_dir(data) / f"{matches[0]}.jsonl"
+    if matches:
+        raise ConfigError(f"'{wanted}' matches {len(matches)} sessions ({', '.join(matches[:5])}"
+                          f"{', …' if len(matches) > 5 else ''}): give more of the id")
+    raise ConfigError(f"no session '{wanted}'. List them with: {invocation('--resume')}")
+
+
+def recap(session: MessageManager) -> list[str]:
+    """The last exchange of a resumed session: what the user asked and how the reply began."""
+    last_user = next((m for m in reversed(session.messages) if m.role == "user" and m.content.strip()), None)
+    last_reply = next((m for m in reversed(session.messages) if m.role == "assistant" and m.content.strip()), None)
+    lines = []
+    for who, m in (("you", last_user), ("reply", last_reply)):
+        if m is not None:
+            text = " ".join(m.content.split())
+            lines.append(f"  {who}: {text[:150]}{'…' if len(text) > 150 else ''}")
+    return ["Last exchange:", *lines] if lines else []

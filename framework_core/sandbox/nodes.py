@@ -136,24 +136,68 @@ def _names(folder: str) -> list[str]:
         os.close(fd)
 
 
-def restore_node(path: str, state: NodeState, blob: Path | None) -> None:
+def restore_node(path: str, state: NodeState, blob: Path | None,
+                 expect: tuple[int, int, int] | None = None) -> None:
     """Create `state` at `path` (which is absent, or a folder kept for a protected path inside it).
-    Folders get their final mode and mtime from the caller, after their contents."""
+    Folders get their final mode and mtime from the caller, after their contents. A file comes from
+    `blob`, which must be a regular file (never a symlink) and, given `expect` (device, inode, size), the
+    very file that was verified; mode and time are set only on what was created here."""
     if state.kind == "dir":
         if not os.path.isdir(path) or os.path.islink(path):
             os.mkdir(path, 0o700)
     elif state.kind == "file":
         assert blob is not None
-        try:
-            os.link(blob, path)  # the entry is removed once reverted, so the file is not shared for long
-        except OSError:
-            shutil.copyfile(blob, path)
-        os.chmod(path, state.mode)
-        os.utime(path, ns=(state.mtime_ns, state.mtime_ns))
+        _restore_file(path, state, blob, expect)
     elif state.kind == "symlink":
         os.symlink(state.target, path)
         os.utime(path, ns=(state.mtime_ns, state.mtime_ns), follow_symlinks=False)
     elif state.kind == "fifo":
         os.mkfifo(path)
-        os.chmod(path, state.mode)
-        os.utime(path, ns=(state.mtime_ns, state.mtime_ns))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, state.mode)
+            os.utime(fd, ns=(state.mtime_ns, state.mtime_ns))
+        finally:
+            os.close(fd)
+
+
+def _restore_file(path: str, state: NodeState, blob: Path, expect: tuple[int, int, int] | None) -> None:
+    src = os.open(blob, os.O_RDONLY | os.O_NOFOLLOW)  # a symlink in the store is refused (ELOOP)
+    try:
+        st = os.fstat(src)
+        if not stat.S_ISREG(st.st_mode) or (expect is not None and (st.st_dev, st.st_ino, st.st_size) != expect):
+            raise OSError(f"the saved copy {blob} changed since it was checked")
+        dst = -1
+        try:
+            os.link(blob, path, follow_symlinks=False)  # the entry is removed once reverted: not shared for long
+            dst = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            if (os.fstat(dst).st_dev, os.fstat(dst).st_ino) != (st.st_dev, st.st_ino):  # swapped meanwhile
+                os.close(dst)
+                dst = -1
+                os.unlink(path)
+                raise OSError("the saved copy was replaced while it was linked")
+        except OSError:
+            if dst == -1:
+                dst = _copy_fd(src, path)
+        try:
+            os.fchmod(dst, state.mode)
+            os.utime(dst, ns=(state.mtime_ns, state.mtime_ns))
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+
+
+def _copy_fd(src: int, path: str) -> int:
+    """Copy the open file `src` to a new file at `path` (never through a symlink); returns its descriptor."""
+    dst = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.lseek(src, 0, os.SEEK_SET)
+        while chunk := os.read(src, 1 << 20):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view):]
+    except BaseException:
+        os.close(dst)
+        raise
+    return dst

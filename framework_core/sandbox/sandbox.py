@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
+from framework_core.sandbox.gate import Gate
+from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import hidden_paths
 from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
@@ -48,7 +50,8 @@ class Sandbox:
     profile: Profile
     workspace: Path
     home: Path = field(default_factory=Path.home)
-    protected_extra: tuple[str, ...] = (".envrc",)
+    protected_extra: tuple[str, ...] = ()
+    max_apply_bytes: int = 0  # sandbox.max_apply_bytes: a change set with more bytes of files is not applied
     hidden_extra: tuple[str, ...] = ()
     laca_dirs: tuple[Path, ...] = ()
     use_overlay: bool = True
@@ -75,6 +78,15 @@ class Sandbox:
     @property
     def overlay(self) -> bool:
         return self.active and self.use_overlay and self.report.overlay
+
+    def is_complete(self) -> bool:
+        """Everything auto mode relies on: commands confined, the workspace-write profile, an overlay (so what a
+        command changes is read, gated and recorded for undo before it lands), and a workspace that is neither
+        the home nor `/` (the overlay would then hold the whole home or system)."""
+        if not (self.active and self.profile == "workspace-write" and self.overlay):
+            return False
+        workspace = self.workspace.resolve()
+        return workspace != Path("/") and not getattr(self, "workspace_is_home", workspace == self.home.resolve())
 
     def describe(self) -> str:
         """A few words for the status line and the approval panel."""
@@ -136,14 +148,18 @@ class Sandbox:
         finally:
             if fd is not None:
                 os.close(fd)
-            if mode == "write":
-                launch.dropped.extend(_remove_created(missing, self.workspace))
+            if mode == "write":  # and the control paths of repositories the command made
+                known = {c.rel for c in controls}
+                made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
+                        if c.rel not in known]
+                launch.dropped.extend(_remove_created(missing + made, self.workspace, self.protected_extra))
             if mode != "overlay":
                 drop(scratch)
 
-    def server_wrapper(self, *, network: bool, cwd: Path | None = None) -> tuple[str, ...]:
+    def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
-        a command, with the workspace writable in place (a server's changes cannot wait for it to exit), its
+        a command, with the workspace read-only, or with `write` writable in place (a server's changes cannot
+        wait for it to exit: no overlay, no undo; the trust question says so), its
         package caches writable (uvx, npx), and the network unless the server's settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
@@ -154,7 +170,7 @@ class Sandbox:
         hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
         caches = tuple(str(p) for p in (self.home / ".cache", self.home / ".npm") if p.is_dir())
         filter_file = self._seccomp_file()
-        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write", network,
+        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if write else "read-only", network,
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), writable=caches, reexposed=_reexposed())
@@ -249,19 +265,37 @@ def _run_dirs() -> tuple[str, ...]:
     return ("/run", *extra)
 
 
-def _remove_created(paths: list[Path], workspace: Path) -> list[str]:
-    """Control paths that did not exist before a direct-write command and do now: remove them. Only writeFile,
-    which asks every time, may create one."""
+def _remove_created(paths: list[Path], workspace: Path, protected: tuple[str, ...] = ()) -> list[str]:
+    """Control paths that did not exist before a direct-write command and do now: remove them unless the gate
+    (`gate.py`) judges all of it data (a new repository's config and sample hooks as `git init` writes them).
+    Only writeFile, which asks every time, may create the rest."""
+    gate = Gate(AfterTree(None, workspace), str(workspace), tuple(protected))
     removed = []
     for path in paths:
         if not os.path.lexists(path):
+            continue
+        rel = path.relative_to(workspace).as_posix()
+        if _all_data(gate, workspace, rel):
             continue
         try:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
                 path.unlink()
-            removed.append(path.relative_to(workspace).as_posix())
+            removed.append(rel)
         except OSError:
             pass
     return removed
+
+
+def _all_data(gate: Gate, workspace: Path, rel: str) -> bool:
+    """`rel` and, for a folder, everything in it is data or runs later (never control)."""
+    stack = [rel]
+    while stack:
+        item = stack.pop()
+        if gate.judge(item).verdict == "control":
+            return False
+        full = workspace / item
+        if full.is_dir() and not full.is_symlink():
+            stack += [f"{item}/{name}" for name in os.listdir(full)]
+    return True

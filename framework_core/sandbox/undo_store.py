@@ -5,69 +5,34 @@ An entry is begun before a change is applied. Just before a path is touched, the
 commit it records each path's post-image (type, mode, size, mtime), so that reverting can tell whether
 someone changed the path since and ask before overwriting it. Entries live in `root/<id>/` (`info.json`,
 `records.json`, `blobs/`), so they survive for `--continue`; the oldest are pruned past `max_bytes`.
+
+Write-ahead: every saved copy (with its sha256) and the records are synced to disk, state "applying", before
+the workspace is touched. The store acts only inside its workspace and believes its records only after
+checking them (`undo_records.py`); a damaged entry is set aside and said, an interrupted apply is said at
+start with how many of its paths landed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import replace
 from pathlib import Path
-from typing import Collection, Literal
+from typing import Collection
 
-from framework_core.sandbox.nodes import (ABSENT, NodeState, _missing_parents, remove_tree,
-                                          restore_node, walk_tree)
+from framework_core.sandbox.nodes import ABSENT, NodeState, _missing_parents, walk_tree
+from framework_core.sandbox.undo_records import (DamagedEntry, EntryInfo, Record, Saved, Source, State, Workspace,
+                                                 digest_fd, quarantine, read_info, read_records,
+                                                 verify_blobs)
+from framework_core.sandbox.undo_revert import Conflict, RevertResult, check, landed, restore
 from framework_core.wording import plural
 
-Source = Literal["command", "writeFile"]
-
-
-@dataclass(frozen=True)
-class Conflict:
-    path: str
-    reason: str
-
-
-@dataclass
-class Saved:
-    rel: str  # "" for the recorded path itself, else relative to it (descendants of a folder saved whole)
-    state: NodeState
-    blob: str | None = None  # file contents, under the entry's blobs/
-
-
-@dataclass
-class Record:
-    path: str  # absolute
-    saved: list[Saved]  # parents first
-    whole: bool = False  # a folder saved with everything in it
-    keep: list[str] = field(default_factory=list)  # protected descendants: never saved, never removed
-    post: NodeState | None = None  # None: the apply that made this record did not finish
-    post_children: list[str] | None = None  # a folder this entry created or replaced: its names after
-
-    def to_json(self) -> dict:
-        return {"path": self.path, "saved": [[s.rel, s.state.to_json(), s.blob] for s in self.saved],
-                "whole": self.whole, "keep": self.keep, "post": self.post.to_json() if self.post else None,
-                "post_children": self.post_children}
-
-    @classmethod
-    def from_json(cls, d: dict) -> Record:
-        saved = [Saved(rel, NodeState.from_json(st), blob) for rel, st, blob in d["saved"]]
-        post = NodeState.from_json(d["post"]) if d.get("post") else None
-        return cls(d["path"], saved, d.get("whole", False), d.get("keep", []), post, d.get("post_children"))
-
-
-@dataclass(frozen=True)
-class EntryInfo:
-    id: str
-    label: str  # the command text, or "writeFile PATH"
-    source: Source
-    created_ns: int
-    state: Literal["applying", "committed"]  # applying: LACA stopped before the change was fully applied
-    bytes: int
-    paths: int
+__all__ = ["Conflict", "EntryInfo", "RevertResult", "Source", "UndoEntry", "UndoError", "UndoStore"]
 
 
 class UndoError(Exception):
@@ -91,8 +56,9 @@ class UndoEntry:
                       link: bool = False) -> NodeState:
         """Save what is at `path` now; `whole` saves a folder with everything in it (except `keep` paths).
 
-        `link=True` saves a file by hard link instead of a copy (free); only for a caller that then
-        replaces or removes the path rather than writing into it, so the saved inode never changes."""
+        `link=True` saves a file by hard link instead of a copy (read once for its digest, never written);
+        only for a caller that then replaces or removes the path rather than writing into it, so the saved
+        inode never changes (if it does, its digest no longer matches and /undo refuses it)."""
         path = os.fspath(path)
         try:
             st = os.lstat(path)
@@ -118,44 +84,57 @@ class UndoEntry:
         if state.kind != "file":
             return Saved(rel, state)
         blobs = self.dir / "blobs"
-        if self._blobs == 0:
-            blobs.mkdir(parents=True, exist_ok=True)
         self._blobs += 1
         blob = str(self._blobs)
+        target = blobs / blob
         try:
+            if self._blobs == 1:
+                blobs.mkdir(parents=True, exist_ok=True)
+            linked = False
             if link and nlink == 1:
                 try:
-                    os.link(full, blobs / blob)
+                    os.link(full, target)
+                    linked = True
                 except OSError:  # another file system, or hard links not allowed: copy
-                    shutil.copyfile(full, blobs / blob)
-            else:
-                shutil.copyfile(full, blobs / blob)
+                    pass
+            digest = _digest_of(target) if linked else _copy_synced(full, target)
         except OSError as exc:
             raise UndoError(f"cannot save the previous contents of {full}: {exc.strerror or exc}") from exc
         self.bytes += state.size
-        return Saved(rel, state, blob)
+        return Saved(rel, state, blob, digest)
 
     # ---- finishing -------------------------------------------------------------------------------------
     def prepare(self) -> None:
-        """Write the pre-images down (state "applying") before the workspace is touched, so that a change
-        LACA could not finish can still be reverted."""
+        """Write the pre-images down and sync them (state "applying") before the workspace is touched, so that
+        a change LACA could not finish can still be reverted. UndoError when they cannot be written: then
+        nothing may be touched."""
         if self.records:
-            self._write("applying")
+            try:
+                if self._blobs:
+                    _fsync_dir(self.dir / "blobs")
+                self._write("applying")
+                _fsync_dir(self.store.root)  # the entry's folder itself
+            except OSError as exc:
+                raise UndoError(f"cannot write the undo record in {self.dir}: {exc.strerror or exc}") from exc
 
     def commit(self) -> str | None:
         """Record every path's post-image and keep the entry. Returns a notice when older entries were
-        pruned to stay within the store's size. An entry with nothing saved is dropped."""
+        pruned to stay within the store's size, or when this record could not be completed (the change was
+        made: the notice says so; never raised). An entry with nothing saved is dropped."""
         if self._closed:
             return None
         self._closed = True
         if not self.records:
             self.discard()
             return None
-        for rec in self.records:
-            rec.post = NodeState.of(rec.path)
-            if rec.post.kind == "dir" and (rec.whole or rec.saved[0].state.kind != "dir"):
-                rec.post_children = sorted(os.listdir(rec.path))
-        self._write("committed")
+        try:
+            for rec in self.records:
+                rec.post = NodeState.of(rec.path)
+                if rec.post.kind == "dir" and (rec.whole or rec.saved[0].state.kind != "dir"):
+                    rec.post_children = sorted(os.listdir(rec.path))
+            self._write("committed")
+        except OSError as exc:  # the change itself was made: say so, and keep what prepare() wrote
+            return self.store._incomplete(self, exc.strerror or str(exc))
         return self.store._committed(self)
 
     def discard(self) -> None:
@@ -163,51 +142,91 @@ class UndoEntry:
         self._closed = True
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def info(self, state: Literal["applying", "committed"]) -> EntryInfo:
+    def info(self, state: State) -> EntryInfo:
         return EntryInfo(self.id, self.label, self.source, self.created_ns, state, self.bytes, len(self.records))
 
-    def _write(self, state: Literal["applying", "committed"]) -> None:
+    def _write(self, state: State) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         records = json.dumps([r.to_json() for r in self.records], separators=(",", ":"))
         self.bytes = sum(s.state.size for r in self.records for s in r.saved if s.blob) + len(records)
-        _write_atomic(self.dir / "records.json", records)
-        _write_atomic(self.dir / "info.json", json.dumps(asdict(self.info(state))))
-
-
-@dataclass
-class RevertResult:
-    reverted: list[EntryInfo] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
-    restored: int = 0  # paths put back
-    errors: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        if self.conflicts and not self.reverted:
-            return (f"Not undone: {plural(len(self.conflicts), 'path')} changed since "
-                    f"({', '.join(c.path for c in self.conflicts[:3])}{' …' if len(self.conflicts) > 3 else ''}).")
-        if not self.reverted:
-            return "Nothing to undo."
-        names = ", ".join(f"`{e.label}`" for e in self.reverted)
-        text = f"Undone: {names} ({plural(self.restored, 'path')} restored)."
-        return text + (f" {plural(len(self.errors), 'path')} could not be restored." if self.errors else "")
+        self.store.write_json(self.dir / "records.json", records)
+        self.store.write_json(self.dir / "info.json", json.dumps(self.info(state).to_json()))
 
 
 class UndoStore:
-    """Undo entries for one session, newest first, in `root` (the session's directory)."""
+    """Undo entries for one session, newest first, in `root` (the session's directory). Given `workspace`,
+    every recorded path must lie beneath it, or the entry is set aside as damaged (production always passes
+    it; `app/wiring.py`, `teps.py`)."""
 
-    def __init__(self, root: str | os.PathLike[str], max_bytes: int) -> None:
+    def __init__(self, root: str | os.PathLike[str], max_bytes: int, *,
+                 workspace: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root)
         self.max_bytes = max_bytes
+        self.workspace = Workspace(workspace) if workspace is not None else None
         self._lock = threading.Lock()
+        self._notices: list[str] = []
         self.root.mkdir(parents=True, exist_ok=True)
         self._infos: dict[str, EntryInfo] = {}
+        numbers = [0]
         for d in sorted(self.root.iterdir()):
-            info = _read_info(d)
-            if info is not None:
-                self._infos[info.id] = info
-            elif d.is_dir() and d.name.isdigit():  # begun but never written: nothing was applied
+            if m := re.match(r"\d+", d.name):
+                numbers.append(int(m.group()))
+            self._load(d)
+        self._next = max(numbers) + 1
+        for n, info in enumerate(self.entries(), start=1):
+            if info.state == "applying":
+                self._notices.append(
+                    f"The change set of call {n} (`{_short(info.label, 80)}`) was interrupted: "
+                    f"{'?' if info.landed is None else info.landed} of {plural(info.paths, 'path')} landed; "
+                    f"`/undo {n}` restores "
+                    + ("it." if n == 1 else f"it (and undoes the {n - 1} newer changes)."))
+
+    def _load(self, d: Path) -> None:
+        """Believe one entry folder after checking it; set it aside (and say so) when it is damaged."""
+        if ".damaged-" in d.name or d.is_symlink() or not d.is_dir():
+            return
+        if not d.name.isdigit():
+            if (d / "info.json").exists():
+                self._notices.append(quarantine(d, "its folder name is not an undo entry's number"))
+            return
+        try:
+            info = read_info(d)
+            records = read_records(d, self.workspace)
+        except FileNotFoundError:  # no info.json
+            if (d / "records.json").exists():
+                self._notices.append(quarantine(d, DamagedEntry(d / "info.json", "is missing")))
+            else:  # begun, never prepared: nothing was applied, only saved copies are there
                 shutil.rmtree(d, ignore_errors=True)
-        self._next = max((int(i) for i in self._infos), default=0) + 1
+            return
+        except DamagedEntry as exc:
+            self._notices.append(quarantine(d, exc))
+            return
+        if info.state == "applying":
+            try:
+                info = replace(info, landed=landed(records), paths=len(records))
+            except OSError:  # a path that cannot be looked at: the entry is still there for /undo
+                pass
+        self._infos[info.id] = info
+
+    def take_notices(self) -> list[str]:
+        """What the start has to say about the store (damaged entries set aside, interrupted applies), once."""
+        with self._lock:
+            notices, self._notices = self._notices, []
+            return notices
+
+    def write_json(self, path: Path, text: str) -> None:
+        """Write a record file atomically and durably (temporary file, fsync, rename, fsync the folder)."""
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            view = memoryview(text.encode())
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
 
     def begin(self, label: str, source: Source) -> UndoEntry:
         with self._lock:
@@ -225,26 +244,45 @@ class UndoStore:
 
     def revert(self, n: int = 1, *, force: bool = False) -> RevertResult:
         """Undo the newest `n` entries, newest first. If a path they touched was changed since, nothing
-        is reverted and the conflicts are returned, unless `force`."""
+        is reverted and the conflicts are returned, unless `force`. Every entry is checked first (paths
+        beneath the workspace, saved copies present and matching their digests): a damaged one is set aside
+        and nothing is touched."""
         with self._lock:
             infos = sorted(self._infos.values(), key=lambda e: e.id, reverse=True)[:max(n, 0)]
-            try:
-                loaded = [(info, _read_records(self.root / info.id)) for info in infos]
-            except UndoError as exc:
-                return RevertResult(errors=[str(exc)])
-            result = RevertResult(conflicts=_check(loaded))
+            loaded: list[tuple[EntryInfo, list[Record]]] = []
+            verified = {}
+            for info in infos:
+                d = self.root / info.id
+                try:
+                    records = read_records(d, self.workspace)
+                    verified[info.id] = verify_blobs(d, records)
+                except DamagedEntry as exc:
+                    del self._infos[info.id]
+                    return RevertResult(errors=[quarantine(d, exc)], refused=[info])
+                loaded.append((info, records))
+            result = RevertResult(conflicts=check(loaded))
             if result.conflicts and not force:
                 return result
             for info, records in loaded:
                 before = len(result.errors)
                 for rec in reversed(records):
-                    result.restored += _restore(rec, self.root / info.id / "blobs", result.errors)
+                    result.restored += restore(rec, self.root / info.id / "blobs", verified[info.id],
+                                               self.workspace, result.errors)
                 if len(result.errors) > before:
                     break  # keep this entry and the older ones: the user can look and try again
                 result.reverted.append(info)
                 del self._infos[info.id]
                 shutil.rmtree(self.root / info.id, ignore_errors=True)
             return result
+
+    def _incomplete(self, entry: UndoEntry, why: str) -> str:
+        """The final write of an entry failed after its change was made: keep what prepare() wrote (state
+        "applying", no post-images: /undo restores without checking for later edits) and say the truth."""
+        with self._lock:
+            if (entry.dir / "info.json").exists():
+                self._infos[entry.id] = entry.info("applying")
+        return (f"`{_short(entry.label, 80)}` was carried out, but its undo record could not be completed "
+                f"({why}); /undo may not restore it fully.")
 
     def _committed(self, entry: UndoEntry) -> str | None:
         with self._lock:
@@ -272,96 +310,44 @@ class UndoStore:
         return " ".join(notes) or None
 
 
-# ---- reverting -----------------------------------------------------------------------------------------
-def _check(loaded: list[tuple[EntryInfo, list[Record]]]) -> list[Conflict]:
-    """Compare each path with the post-image its entry recorded, as it will be when the newer entries
-    in this batch have been reverted (so a path touched by two of them is not a false conflict)."""
-    sim: dict[str, NodeState] = {}
-    conflicts: list[Conflict] = []
-    for _info, records in loaded:
-        for rec in reversed(records):
-            current = sim.get(rec.path) or NodeState.of(rec.path)
-            if rec.post is not None and not current.matches(rec.post):
-                conflicts.append(Conflict(rec.path, _why(rec.post, current)))
-            elif rec.post_children is not None and current.kind == "dir":
-                extra = sorted(_children(rec.path, sim) - set(rec.post_children))
-                if extra:
-                    conflicts.append(Conflict(rec.path, "the folder has new entries since: " + ", ".join(extra[:5])))
-            for s in rec.saved:
-                sim[os.path.join(rec.path, s.rel) if s.rel else rec.path] = s.state
-    return conflicts
-
-
-def _children(path: str, sim: dict[str, NodeState]) -> set[str]:
-    names = set(os.listdir(path))
-    for p, state in sim.items():
-        if os.path.dirname(p) == path:
-            (names.discard if state.kind == "absent" else names.add)(os.path.basename(p))
-    return names
-
-
-def _why(post: NodeState, now: NodeState) -> str:
-    if now.kind == "absent":
-        return "it was deleted since"
-    if post.kind == "absent":
-        return "it was created since"
-    if now.kind != post.kind:
-        return f"it is now a {now.kind} (was a {post.kind})"
-    if now.mode != post.mode and now.kind != "symlink":
-        return f"its mode changed since ({post.mode:o} → {now.mode:o})"
-    return "it was modified since"
-
-
-def _restore(rec: Record, blobs: Path, errors: list[str]) -> int:
-    """Put one record's pre-image back; returns how many paths were restored."""
-    root = rec.saved[0].state
+# ---- files -------------------------------------------------------------------------------------------
+def _copy_synced(src: str, dst: Path) -> str:
+    """Copy a workspace file (never through a symlink) to a new blob, synced; returns its sha256."""
+    h = hashlib.sha256()
+    fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        current = NodeState.of(rec.path)
-        if root.kind == "dir" and not rec.whole and current.kind == "dir":
-            os.chmod(rec.path, root.mode)
-            os.utime(rec.path, ns=(root.mtime_ns, root.mtime_ns))
-            return 1
-        if current.kind != "absent":
-            remove_tree(rec.path, frozenset(rec.keep))
-        if root.kind != "absent":
-            os.makedirs(os.path.dirname(rec.path), exist_ok=True)
-        dirs: list[tuple[str, NodeState]] = []
-        for s in rec.saved:
-            full = os.path.join(rec.path, s.rel) if s.rel else rec.path
-            restore_node(full, s.state, blobs / s.blob if s.blob else None)
-            if s.state.kind == "dir":
-                dirs.append((full, s.state))
-        for full, state in reversed(dirs):  # after their contents, which change a folder's mtime
-            os.chmod(full, state.mode)
-            os.utime(full, ns=(state.mtime_ns, state.mtime_ns))
-        return len(rec.saved)
-    except OSError as exc:
-        errors.append(f"{rec.path}: {exc.strerror or exc}")
-        return 0
+        fout = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            while chunk := os.read(fin, 1 << 20):
+                h.update(chunk)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fout, view):]
+            os.fsync(fout)
+        finally:
+            os.close(fout)
+    finally:
+        os.close(fin)
+    return h.hexdigest()
 
 
-# ---- files of the store --------------------------------------------------------------------------------
-def _read_info(d: Path) -> EntryInfo | None:
+def _digest_of(path: Path) -> str:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        data = json.loads((d / "info.json").read_text())
-        return EntryInfo(**data)
-    except (OSError, ValueError, TypeError):
-        return None
+        return digest_fd(fd)
+    finally:
+        os.close(fd)
 
 
-def _read_records(d: Path) -> list[Record]:
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        return [Record.from_json(r) for r in json.loads((d / "records.json").read_text())]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UndoError(f"the undo entry in {d} cannot be read ({exc}); remove that folder") from exc
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
+# ---- wording -----------------------------------------------------------------------------------------
 def _size(n: int) -> str:
     size: float = n
     for unit in ("bytes", "KB", "MB", "GB"):

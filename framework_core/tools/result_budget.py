@@ -16,9 +16,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AnyStr, Callable, Generic
+from typing import TYPE_CHECKING, AnyStr, Callable, Generic
 
 from framework_core.wording import plural
+
+if TYPE_CHECKING:
+    from framework_core.lial_core import ToolResult
 
 DEFAULT_BUDGET = 10_000  # characters of one result the model receives
 MIN_BUDGET = 1_000
@@ -169,6 +172,29 @@ def bound(text: str, budget: int = DEFAULT_BUDGET, save: Saver | None = None, *,
         path, note = _save(text, save)
     whole = _Whole(text[:budget], text[-(budget + 1):], len(text), _nbytes(text), text.count("\n"))
     return _cut(whole, budget, _Where(path, note))
+
+
+def bound_result(result: "ToolResult", budget: int, save: Saver | None) -> "ToolResult":
+    """Any tool result within the budget as the model reads it: the longest texts in it (an MCP server's
+    error, a body, an output no handler bounded) cut to head and tail, the whole saved for paging. A result
+    already within the budget is returned as it is: this is the last bound every result passes, whatever
+    produced it. The header and notes around an output its handler already bounded are allowed
+    `MIN_BUDGET` characters beyond the budget, so that output keeps its own cut and marker."""
+    from framework_core.lial_core import ToolResult
+
+    over = len(result.to_model_text()) - budget
+    if over <= MIN_BUDGET:
+        return result
+    data = dict(result.data)
+    texts = sorted((k for k, v in data.items() if isinstance(v, str)), key=lambda k: -len(data[k]))
+    for key in texts:
+        value = data[key]
+        if over <= 0 or len(value) <= MIN_BUDGET // 4:
+            break
+        view = bound(value, max(MIN_BUDGET // 4, len(value) - over), save)
+        data[key] = view.text
+        over -= len(value) - len(view.text)
+    return ToolResult(result.request_id, result.tool_name, result.status, data)
 
 
 def bound_pieces(head: bytes, tail: bytes, total: int, budget: int, *, path: str | None = None,

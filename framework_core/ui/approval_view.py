@@ -176,6 +176,8 @@ def question_items(req: ApprovalRequest, width: int = 100) -> list[str]:
             items.append(f"a always, this session: {visible(one_line(req.grant_options[0].label, room))}{more}")
     if req.remaining and req.level < Level.DANGEROUS:
         items.append(f"r yes to this and the {req.remaining} remaining that ask")
+    if req.can_network:
+        items.append("w yes, with network")
     items.append("v view all")
     if req.can_preview:
         items.append("p preview")
@@ -203,4 +205,5 @@ def question_text(req: ApprovalRequest, width: int = 100) -> str:
 def question_keys(req: ApprovalRequest) -> str:
     keys = "yn" + ("a" if req.allow_session and req.level < Level.DANGEROUS else "")
     keys += "r" if req.remaining and req.level < Level.DANGEROUS else ""
+    keys += "w" if req.can_network else ""
     return keys + "v" + ("p" if req.can_preview else "") + ("u" if req.can_unsandbox else "")

@@ -40,6 +40,10 @@ class TerminalApprover:
                 self.console.print(Text(f"Allowed this and the {req.remaining} remaining call(s) of this reply that "
                                         "ask, once each.", style="laca.ok"))
                 return ApprovalAnswer("once", remaining=True)
+            if key == "w":
+                self.console.print(Text("Allowed once, in the sandbox WITH the network (what it sends cannot be "
+                                        "undone).", style="laca.warn"))
+                return ApprovalAnswer("once", network=True)
             if key == "p":
                 self.console.print(Text("Running it in the sandbox's overlay; you will see the changes before "
                                         "anything lands.", style="laca.info"))

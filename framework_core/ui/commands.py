@@ -199,7 +199,10 @@ class Commands:
             return
         for n, e in enumerate(entries, start=1):
             when = time.strftime("%H:%M:%S", time.localtime(e.created_ns / 1e9))
-            self.say(f"  {n:>2}. {when}  {e.label[:90]}  ({plural(e.paths, 'path')})")
+            state = "" if e.state == "committed" else (
+                f", INTERRUPTED: {e.landed} of {e.paths} landed" if e.landed is not None else ", interrupted")
+            self.say(f"  {n:>2}. {when}  {e.label[:90]}  ({plural(e.paths, 'path')}{state})",
+                     "laca.warn" if state else "")
         self.say("/undo N reverts the newest N of these.", "laca.dim")
 
     # -- permissions --------------------------------------------------------------------------

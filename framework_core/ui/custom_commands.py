@@ -1,10 +1,11 @@
 """Slash commands written as Markdown files, as Claude Code and Gemini CLI users keep them.
 
 `.laca/commands/NAME.md` in the workspace and `~/.config/laca/commands/NAME.md` (the workspace's win) define
-`/NAME`; a file in a folder `frontend/test.md` is `/frontend:test`. The file's text (after an optional
-front matter block with `description:` and `argument-hint:`) is sent as the message, with `$ARGUMENTS`
-replaced by what follows the command and `$1`, `$2`, … by its words. Nothing in the file runs: it becomes
-a message, and whatever the model then asks for goes through the usual approvals.
+`/NAME`, and so do Claude Code's own `.claude/commands/NAME.md` and `~/.claude/commands/NAME.md`, unchanged; a file
+in a folder `frontend/test.md` is `/frontend:test`. The file's text (after an optional front matter block with
+`description:` and `argument-hint:`) is sent as the message, with `$ARGUMENTS` replaced by what follows the command
+and `$1`, `$2`, … by its words. Nothing in the file runs (a Claude Code `!` line is text here): it becomes a
+message, and whatever the model then asks for goes through the usual approvals.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ class CustomCommand:
 def command_dirs(workspace: Path) -> list[tuple[Path, str]]:
     from framework_core.config.dirs import user_config_dir
 
-    return [(workspace / WORKSPACE_DIR, "workspace"), (user_config_dir() / "commands", "user")]
+    home = Path.home()
+    return [(workspace / WORKSPACE_DIR, "workspace"), (workspace / ".claude" / "commands", "workspace"),
+            (user_config_dir() / "commands", "user"), (home / ".claude" / "commands", "user")]
 
 
 def load_commands(workspace: Path) -> dict[str, CustomCommand]:

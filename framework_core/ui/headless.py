@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -43,14 +44,23 @@ class JsonReport:
     _results: list[dict[str, Any]] = field(default_factory=list)
 
     def emit(self, obj: dict[str, Any]) -> None:
+        obj.setdefault("uuid", str(uuid.uuid4()))  # Claude Code gives every line an id of its own
         self.out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
         self.out.flush()
+
+    @property
+    def _ids(self) -> dict[str, str]:
+        """The session's id as Claude Code gives it (a UUID) and LACA's own."""
+        from framework_core.core.session import session_uuid
+
+        return {"session_id": session_uuid(self.session_id) if self.session_id else "",
+                "laca_session_id": self.session_id}
 
     def init(self, facade: "Facade") -> None:
         if not self.stream:
             return
         servers = facade.mcp_status() or []
-        self.emit({"type": "system", "subtype": "init", "cwd": str(facade.workspace), "session_id": self.session_id,
+        self.emit({"type": "system", "subtype": "init", "cwd": str(facade.workspace), **self._ids,
                    "tools": sorted(t.name for t in facade.tools()),
                    "mcp_servers": [{"name": getattr(s, "name", str(s)), "status": getattr(s, "state", "")}
                                    for s in servers],
@@ -68,7 +78,7 @@ class JsonReport:
             self._flush_results()
             if self.stream:
                 self.emit({"type": "assistant", "message": self._assistant(event), "parent_tool_use_id": None,
-                           "session_id": self.session_id})
+                           **self._ids})
         elif isinstance(event, ToolCallFinished):
             result = event.result
             if result.status in ("declined_by_user", "blocked_by_policy"):
@@ -88,7 +98,7 @@ class JsonReport:
     def _flush_results(self) -> None:
         if self._results and self.stream:
             self.emit({"type": "user", "message": {"role": "user", "content": self._results},
-                       "parent_tool_use_id": None, "session_id": self.session_id})
+                       "parent_tool_use_id": None, **self._ids})
         self._results = []
 
     def result(self, outcome: "TurnOutcome", facade: "Facade", *, cut_off: bool,
@@ -101,9 +111,19 @@ class JsonReport:
         return {"type": "result", "subtype": "error_during_execution" if error else "success",
                 "is_error": bool(error), "duration_ms": int((time.monotonic() - self.started) * 1000),
                 "duration_api_ms": int(self.api_s * 1000), "num_turns": self.turns, "result": outcome.text,
-                "session_id": self.session_id, "total_cost_usd": round(cost, 6) if cost is not None else None,
+                **self._ids, "total_cost_usd": round(cost, 6) if cost is not None else None,
                 "model": self.model, **_usage(facade, outcome), "permission_denials": self.denials,
-                "error": error, "tool_calls": calls, "interrupted": outcome.interrupted, "cut_off": cut_off}
+                "error": error, "tool_calls": calls, "interrupted": outcome.interrupted, "cut_off": cut_off,
+                "stopped_at_limit": outcome.stopped_at_limit, "modelUsage": self._model_usage(facade)}
+
+    def _model_usage(self, facade: "Facade") -> dict[str, Any]:
+        """Claude Code's `modelUsage`: the session's tokens and cost under the model's name."""
+        usage, _requests = facade.session_usage()
+        cost = facade.cost(usage)
+        return {self.model or "unknown": {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens,
+                                          "cacheReadInputTokens": usage.cache_read_tokens,
+                                          "cacheCreationInputTokens": usage.cache_write_tokens,
+                                          "costUSD": round(cost, 6) if cost is not None else None}}
 
 
 def _usage(facade: "Facade", outcome: "TurnOutcome") -> dict[str, Any]:

@@ -289,8 +289,8 @@ class EscWatcher:
                 self.typed += data
 
     def take_text(self) -> tuple[list[str], str]:
-        """What was typed meanwhile: the lines ended with Enter (sent next, in order, as typeahead always was)
-        and the unfinished rest (put in the next prompt). Control keys and sequences are left out."""
+        """What was typed meanwhile: the lines ended with Enter and the unfinished rest (all of it goes into the
+        next prompt as a draft, never sent on its own). Control keys and sequences are left out."""
         import re
 
         with self._lock:

@@ -1,4 +1,5 @@
-"""Slash commands a daily user of the peers reaches for: /init, /last, /notify, and /clear's new session."""
+"""Slash commands a daily user of the peers reaches for: /init, /last, /notify, /status, /resume, and /clear's new
+session."""
 
 from __future__ import annotations
 
@@ -29,6 +30,54 @@ def new_session(repl: "Repl", arg: str) -> None:
                                 style="laca.dim"))
     else:
         repl.console.print(Text(f"The previous session was NOT saved: {problem}", style="laca.err"))
+
+
+def resume_command(repl: "Repl", arg: str) -> None:
+    """/resume [ID]: go on in an earlier session of this workspace, switching in place; without an id, the same
+    list as `laca --resume` (each session's first and last message) and a question."""
+    from framework_core.ui.sessions_view import format_sessions
+
+    ref = arg.strip()
+    if not ref:
+        from framework_core.ui.keys import ask_line
+
+        repl.console.print(Text(format_sessions(repl.facade.workspace, numbered=True)))
+        ref = ask_line("Resume which? (number or id; Enter cancels) ", pt_input=repl._pt_io["input"],
+                       pt_output=repl._pt_io["output"]).strip()
+        if not ref:
+            return
+        ids = _numbered_sessions(repl)
+        if ref.isdigit() and 1 <= int(ref) <= len(ids):
+            ref = ids[int(ref) - 1]
+    closed, notes = repl.facade.resume_session(ref)  # an unknown id is a LacaError, said by the REPL
+    for note in notes:
+        repl.console.print(Text(note, style="laca.warn"))
+    repl.console.print(Text(f"Resumed session {repl.facade.session_id}.", style="laca.ok"))
+    if closed.problem is not None:
+        repl.console.print(Text(f"The previous session was NOT saved: {closed.problem}", style="laca.err"))
+    else:
+        repl.console.print(Text(f"The previous one is saved: /resume {closed.session_id}", style="laca.dim"))
+    for line in repl.facade.recap():
+        repl.console.print(Text(line, style="laca.dim"))
+
+
+def _numbered_sessions(repl: "Repl") -> list[str]:
+    from framework_core.config.dirs import user_data_dir
+    from framework_core.core.session import list_sessions
+
+    return [s.session_id for s in list_sessions(user_data_dir(), repl.facade.workspace)[:30]]
+
+
+def status_command(repl: "Repl", arg: str) -> None:
+    """/status: what the status line shows, spelt out."""
+    s = repl.facade.status()
+    rows = [("provider", s.provider), ("model", s.model), ("persona", s.persona), ("mode", s.mode),
+            ("dry run", "on" if s.dry_run else "off"), ("dangerous commands", "may ask" if s.allow_dangerous
+                                                          else "blocked"),
+            ("sandbox", s.sandbox), ("context", f"{s.context_percent:.0f}% of the window"), ("tokens", s.totals),
+            ("session", s.session_id + (" (NOT saved)" if s.not_saved else ""))]
+    for name, value in rows:
+        repl.console.print(Text.assemble((f"{name:<20}", "laca.dim"), value))
 
 
 # -- /last ---------------------------------------------------------------------------------------------------

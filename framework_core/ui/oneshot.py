@@ -1,7 +1,9 @@
 """One-shot mode (`-p`): one turn, the answer on stdout, anything needing approval declined and reported on stderr.
 
 --output-format text (the answer as it streams), json (one object at the end), stream-json (one event per line).
-Exit codes: 0 ok, 1 runtime error, 2 usage or config error, 130 interrupted.
+Exit codes: 0 ok, 1 runtime error or a reply cut off, 2 usage or config error, 3 a call was declined because it
+needed an approval nobody could give (the result is still printed), 4 stopped by the tool-round limit before the
+model finished, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -71,16 +73,22 @@ def run_oneshot(opts: "StartOptions", launcher: "Launcher") -> int:
             what = str(event.request.parameters.get("path") or event.request.parameters.get("command") or
                        event.request.tool_name)
             print(f"laca: dry run: {event.request.tool_name} {visible(what)[:200]} shown, not made", file=sys.stderr)
+        if isinstance(event, ToolCallFinished) and event.note:  # an auto-run: said, with how to undo it
+            what = str(event.request.parameters.get("command") or event.request.parameters.get("path") or
+                       event.request.tool_name)
+            print(f"laca: {visible(event.note)}: {visible(' '.join(what.split()))[:200]}", file=sys.stderr)
         if isinstance(event, ToolCallFinished):
             calls.append({"request": event.request.to_dict(), "result": event.result.to_dict(),
                           "duration_s": round(event.duration_s, 3)})
 
-    started = launcher.start_session(opts, events=sink, approver=ReportingDecliner())
+    decliner = ReportingDecliner()
+    started = launcher.start_session(opts, events=sink, approver=decliner)
     facade = started.facade
     for note in started.notes:  # what the start has to say (the resumed session's recap is not shown with -p)
         print(f"laca: {note if isinstance(note, str) else note[0]}", file=sys.stderr)
     report.session_id, report.model = facade.session_id, facade.model
     report.init(facade)
+    facade.warm_up(provider=False)  # the tools get ready while the first request waits for the model
     try:
         outcome = facade.turn(text)
     finally:
@@ -89,11 +97,22 @@ def run_oneshot(opts: "StartOptions", launcher: "Launcher") -> int:
         print(f"laca: error: session not saved: {closed.problem}", file=sys.stderr)
     if fmt in ("json", "stream-json"):
         report.emit(report.result(outcome, facade, cut_off=bool(cut), calls=calls))
-    return exit_code(outcome.interrupted, outcome.error, bool(cut))
+    return exit_code(outcome.interrupted, outcome.error, bool(cut), declined=len(decliner.declined),
+                     at_limit=outcome.stopped_at_limit)
 
 
-def exit_code(interrupted: bool, error: str | None, cut_off: bool) -> int:
-    """130 interrupted; 1 for an error or a reply cut off before its end (the answer is incomplete); else 0."""
+EXIT_DECLINED = 3  # a call needed an approval nobody could give
+EXIT_AT_LIMIT = 4  # the tool-round limit stopped the turn
+
+
+def exit_code(interrupted: bool, error: str | None, cut_off: bool, *, declined: int = 0,
+              at_limit: bool = False) -> int:
+    """130 interrupted; 1 for an error or a reply cut off before its end (the answer is incomplete); 4 stopped by
+    the tool-round limit; 3 a call declined for want of an approval; else 0."""
     if interrupted:
         return 130
-    return 1 if error or cut_off else 0
+    if error or cut_off:
+        return 1
+    if at_limit:
+        return EXIT_AT_LIMIT
+    return EXIT_DECLINED if declined else 0

@@ -76,7 +76,7 @@ def repl_bindings(repl: "Repl", pastes: Pastes) -> Any:
 
     @kb.add("s-tab")
     def _next_mode(event: Any) -> None:
-        """Shift-Tab cycles ask → accept edits → plan (shown in the status line; the model is told)."""
+        """Shift-Tab cycles ask → accept edits → plan → auto (shown in the status line; the model is told)."""
         if repl.started is None:
             return  # still starting: nothing to switch yet
         repl.started.next_mode()

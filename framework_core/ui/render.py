@@ -205,6 +205,8 @@ class EventRenderer:
             line.append(visible(summarise_result(ev.result)), style=style)
             if ev.result.status in ("success", "error") or ev.duration_s >= 0.01:  # not for calls that never ran
                 line.append(f"  · {ev.duration_s:.2f}s", style="laca.dim")
+            if ev.note:  # how it ran, when that is news: an auto-run and the /undo that reverts it
+                line.append(f"  · {visible(ev.note)}", style="laca.info")
             self.console.print(line)
         if ev.result.data.get("sandbox"):
             self.console.print(Text(f"  ⛶ sandbox: {visible(str(ev.result.data['sandbox']))}", style="laca.warn"))

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from framework_core.errors import LacaError
 from framework_core.ui.boot import Boot, peek_persona
-from framework_core.ui.slash import is_command, lookup, near_misses, split
+from framework_core.ui.slash import POINTERS, is_command, lookup, near_misses, split
 
 if TYPE_CHECKING:
     from framework_core.core.facade import Facade
@@ -55,7 +55,7 @@ def run_repl(opts: "StartOptions", launcher: "Launcher") -> int:
                                          elicit=elicitor(console, renderer.pause))  # no key: it opens and says so
         renderer.screen_lines = started.facade.screen_output_lines
         renderer.code_theme = started.facade.ui.code_theme
-        started.facade.warm_up()
+        started.facade.warm_up(provider=False)  # the SDK waits for the first key: see Repl.warm_provider
         return started
 
     repl = Repl(None, console, renderer, boot=Boot(opts, build), launcher=launcher)
@@ -102,7 +102,7 @@ class Repl:
 
         self.pastes = Pastes()  # long pastes shown collapsed in the input box
         self.typed_meanwhile = ""
-        self.queued: list[str] = []  # lines typed with Enter while a turn ran: sent next, in order
+        self._provider_warmed = False
 
     @property
     def commands(self) -> Any:
@@ -195,10 +195,20 @@ class Repl:
                 key_bindings=repl_bindings(self, self.pastes), bottom_toolbar=self._toolbar,
                 enable_history_search=False, **self._pt_io)
             quick_escape(self._session.app)
+            self._session.default_buffer.on_text_changed += self.warm_provider
             from framework_core.ui.idle_notices import watch_idle_notices
 
             watch_idle_notices(self._session.app, lambda: self._facade, self.renderer)  # MCP news while idle
         return self._session
+
+    def warm_provider(self, *_: Any) -> None:
+        """Import the provider's SDK in the background once the user starts typing (or a message is waiting):
+        it is most of LACA's memory, so an idle prompt does without it, and typing a message takes longer
+        than the import."""
+        if self._provider_warmed or self._facade is None:
+            return
+        self._provider_warmed = True
+        self._facade.warm_up(provider=True)
 
     def _toolbar(self) -> Any:
         from framework_core.ui.statusline import status_fragments
@@ -224,9 +234,8 @@ class Repl:
         return FormattedText(parts)
 
     def read(self) -> str:
-        if self.pending_input is None and self.queued:
-            self.pending_input = self.queued.pop(0)
         if self.pending_input is not None:
+            self.warm_provider()
             text, self.pending_input = self.pending_input, None
             self.console.print(Text(f"{self.facade.persona}> ", style="bold") + Text(text))
             return text
@@ -342,6 +351,9 @@ class Repl:
     def slash(self, text: str) -> None:
         name, arg = split(text)
         cmd = lookup(name)
+        if cmd is None and name in POINTERS:
+            self.console.print(Text(f"/{name}: {POINTERS[name]}", style="laca.dim"))
+            return
         if cmd is None:
             guesses = near_misses(name)
             hint = (f"Did you mean {' or '.join('/' + g for g in guesses)}?" if guesses
@@ -361,24 +373,20 @@ class Repl:
         from framework_core.ui.more_commands import notify_done
 
         started = time.monotonic()
-        stopped = True
         watcher = EscWatcher()
         try:
             with watcher:  # Esc stops the reply or the command, as Ctrl-C does
-                stopped = self.facade.turn(message).interrupted
+                self.facade.turn(message)
         finally:  # after the watcher stopped reading: a line typed as the turn ends is taken whole
-            self.keep_typed(watcher, send=not stopped)
+            self.keep_typed(watcher)
         notify_done(self.console, started)  # a bell (or a desktop notice) after a long reply
 
-    def keep_typed(self, watcher: Any, *, send: bool = True) -> None:
-        """Keys typed while a turn ran: lines ended with Enter are sent next and the rest waits in the prompt;
-        after a stop (Esc, Ctrl-C) nothing is sent: all of it waits in the prompt."""
+    def keep_typed(self, watcher: Any) -> None:
+        """Keys typed while a turn ran wait in the next prompt as an editable draft, Enters included: nothing
+        typed before that prompt was drawn is ever sent, so a "y" and Enter typed while the model thinks can
+        never reach it as an answer to whatever it asked last."""
         lines, rest = watcher.take_text()
-        if send:
-            self.queued += lines
-            self.typed_meanwhile = rest
-        else:
-            self.typed_meanwhile = "\n".join([*lines, rest]).strip("\n")
+        self.typed_meanwhile = "\n".join([*lines, rest]).strip("\n")
 
     def shell(self, command: str) -> None:
         """`!cmd`: run a command yourself, in the sandbox (Esc or Ctrl-C stops it)."""

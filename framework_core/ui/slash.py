@@ -50,6 +50,23 @@ def _models(repl: "Repl") -> list[str]:
                                *(offered if isinstance(offered, list) else [])]))
 
 
+def _session_ids(repl: "Repl") -> list[str]:
+    from framework_core.config.dirs import user_data_dir
+    from framework_core.core.session import list_sessions
+
+    return [s.session_id for s in list_sessions(user_data_dir(), repl.facade.workspace)[:30]]
+
+
+#: Peers' command names that LACA does under another name or outside the REPL: said, not guessed at.
+POINTERS = {
+    "config": "LACA's settings are files: `laca config show` prints them with where each value comes from; "
+              "/model, /provider, /persona and Shift-Tab (modes) change this session's.",
+    "memory": "LACA reads AGENTS.md (and CLAUDE.md) from the workspace as the project's memory: edit it, or write "
+              "one with /init.",
+    "add-dir": "A session has one workspace: start LACA in the folder that holds both, or attach a file with @path.",
+}
+
+
 def _grant_ids(repl: "Repl") -> list[str]:
     return [str(n) for n, _ in repl.facade.grants()]
 
@@ -57,10 +74,14 @@ def _grant_ids(repl: "Repl") -> list[str]:
 COMMANDS: list[SlashCommand] = [
     SlashCommand("help", "Show commands by topic", "session", _h("help")),
     SlashCommand("exit", "Quit (Ctrl-D works too)", "session", _h("exit"), aliases=("quit",)),
-    SlashCommand("clear", "Start over in a new session (the old one stays saved: --resume ID)", "session",
-                 _h("clear")),
-    SlashCommand("sessions", "List this workspace's sessions (resume with laca --resume ID)", "session",
+    SlashCommand("clear", "Start over in a new session (the old one stays saved: /resume ID)", "session",
+                 _h("clear"), aliases=("new",)),
+    SlashCommand("sessions", "List this workspace's sessions (resume with /resume ID)", "session",
                  _h("sessions")),
+    SlashCommand("resume", "Go on in an earlier session of this workspace (a list to pick from without an id)",
+                 "session", lambda repl, arg: _more("resume_command")(repl, arg), "[id]", _session_ids),
+    SlashCommand("status", "Provider, model, mode, sandbox, session and tokens", "session",
+                 lambda repl, arg: _more("status_command")(repl, arg)),
     SlashCommand("init", "Write AGENTS.md for this workspace from what it finds (--force replaces one)", "session",
                  lambda repl, arg: _more("init_command")(repl, arg), "[--force]"),
     SlashCommand("notify", "Bell or desktop notification when a long reply ends: bell|desktop|off [SECONDS]",
@@ -71,7 +92,7 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand("provider", "Show or switch the provider (history is kept)", "model", _h("provider"), "[name]",
                  _providers),
     SlashCommand("model", "Show or switch the model", "model", _h("model"), "[name]", _models),
-    SlashCommand("tokens", "Token usage and cost estimate", "model", _h("tokens")),
+    SlashCommand("tokens", "Token usage and cost estimate", "model", _h("tokens"), aliases=("cost",)),
     SlashCommand("compact", "Summarise older turns to free context", "model", _h("compact")),
     SlashCommand("context", "List loaded context documents with token estimates", "model", _h("context")),
     SlashCommand("tools", "List every tool with its source and permission; with a name, its parameters", "tools",
@@ -81,10 +102,10 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand("last", "The last tool call's whole output, in the pager (with its colours)", "tools",
                  lambda repl, arg: _more("last_output")(repl, arg)),
     SlashCommand("undo", "Revert the last change(s): a command's or a file write's (/changes lists them)", "tools",
-                 _h("undo"), "[n]"),
-    SlashCommand("changes", "The changes /undo can revert, newest first", "tools", _h("changes")),
+                 _h("undo"), "[n]", aliases=("rewind",)),
+    SlashCommand("changes", "The changes /undo can revert, newest first", "tools", _h("changes"), aliases=("diff",)),
     SlashCommand("show-permissions", "Rules and session grants, with source and scope", "permissions",
-                 _h("show_permissions")),
+                 _h("show_permissions"), aliases=("approvals", "permissions")),
     SlashCommand("revoke", "Remove session grant N", "permissions", _h("revoke"), "N", _grant_ids),
     SlashCommand("allow-dangerous", "on|off: Dangerous commands may be asked for (each still asks, default No)",
                  "permissions", _h("allow_dangerous")),
@@ -93,7 +114,7 @@ COMMANDS: list[SlashCommand] = [
 ]
 
 TOPICS = {"session": "Session", "model": "Model and context", "tools": "Tools", "permissions": "Permissions",
-          "custom": "Your commands (.laca/commands/*.md, ~/.config/laca/commands/*.md)"}
+          "custom": "Your commands (.laca/commands, .claude/commands, ~/.config/laca/commands, ~/.claude/commands)"}
 
 
 def custom_slash() -> list[SlashCommand]:

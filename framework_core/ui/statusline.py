@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 
 ALARM = "bg:ansired fg:ansiwhite bold"
 MODE_LOOK = {"accept-edits": ("bg:ansimagenta fg:ansiwhite bold", " ⏵⏵ accept edits "),
-             "plan": ("bg:ansiblue fg:ansiwhite bold", " ⏸ plan mode ")}
+             "plan": ("bg:ansiblue fg:ansiwhite bold", " ⏸ plan mode "),
+             "auto": ("bg:ansigreen fg:ansiblack bold", " ⏵⏵⏵ auto · sandboxed ")}
+AUTO_NOT_READY = ("bg:ansiyellow fg:ansiblack bold", " ⏵⏵⏵ auto: commands ask (sandbox incomplete) ")
 
 
 def status_parts(status: "Status") -> list[list[tuple[str, str]]]:
@@ -28,7 +30,7 @@ def status_parts(status: "Status") -> list[list[tuple[str, str]]]:
     if not status.sandbox_active:
         pieces.append([(ALARM, f" {status.sandbox.upper()} "), ("", " ")])
     if status.mode in MODE_LOOK:
-        style, label = MODE_LOOK[status.mode]
+        style, label = AUTO_NOT_READY if status.mode == "auto" and not status.auto_ready else MODE_LOOK[status.mode]
         pieces.append([(style, label), ("", " ")])
     if status.no_api_key:
         pieces.append([(ALARM, " NO API KEY "), ("", " ")])

@@ -55,7 +55,7 @@ def test_oneshot_text_and_declined_report(workspace: Path, server: FakeOpenAISer
                                                                                         "icerc_full_text": "b"})]),
                    Reply(text="It was declined."))
     r = laca("-p", "make x", cwd=workspace, env=env)
-    assert r.returncode == 0
+    assert r.returncode == 3  # a call declined for want of an approval (the answer is still printed)
     assert "Sure." in r.stdout and "It was declined." in r.stdout
     assert "declined executeBashCommand" in r.stderr and "touch x" in r.stderr
     assert not (workspace / "x").exists()
@@ -181,7 +181,38 @@ def test_config_init_keeps_an_existing_file_unless_forced(workspace: Path, isola
 
 def test_doctor_reads_the_sandbox_flag(workspace: Path) -> None:
     r = laca("--sandbox", "off", "doctor", cwd=workspace)
-    assert r.returncode == 0 and r.stdout.startswith("Sandbox profile: off") and "off by configuration" in r.stdout
+    assert r.stdout.startswith("Sandbox profile: off") and "off by configuration" in r.stdout
+    assert r.returncode == 1 and "✗ API key" in r.stdout and "OPENAI_API_KEY" in r.stdout  # no key: said, not crashed
+
+
+def test_doctor_checks_the_provider_end_to_end(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    server._queue.clear()
+    server.enqueue(Reply(tool_calls=[ToolCallSpec("ping", {"x": 1})]), Reply(text="pong"),
+                   Reply(text="ok", usage=(6_000, 1)))
+    r = laca("--sandbox", "off", "--model", "fake-gpt", "doctor", cwd=workspace, env=env)
+    assert r.returncode == 0, r.stdout
+    for said in ("✓ provider openai", "✓ API key: read from OPENAI_API_KEY", f"✓ address: {server.base_url}",
+                 "✓ the server answers", "✓ model fake-gpt is listed", "✓ a tool call makes the round trip",
+                 "✓ context window: a 6,000-token prompt arrived whole"):
+        assert said in r.stdout
+    assert "k" not in r.stdout.split("API key:")[1].split("\n")[0].replace("OPENAI_API_KEY", "")  # never the key
+
+
+def test_doctor_says_a_local_server_cuts_prompts(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    server._queue.clear()
+    server.enqueue(Reply(tool_calls=[ToolCallSpec("ping", {"x": 1})]), Reply(text="pong"),
+                   Reply(text="ok", usage=(2_048, 1)))
+    r = laca("--sandbox", "off", "--model", "fake-gpt", "doctor", cwd=workspace, env=env)
+    assert r.returncode == 1 and "counted 2,048 prompt tokens" in r.stdout and "num_ctx" in r.stdout
+
+
+def test_doctor_names_a_model_the_server_does_not_list(workspace: Path, server: FakeOpenAIServer) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url}
+    r = laca("--sandbox", "off", "--model", "no-such-model", "doctor", cwd=workspace, env=env)
+    assert r.returncode == 1 and "✗ model no-such-model is not listed by the server" in r.stdout
+    assert "Traceback" not in r.stderr
 
 
 def test_one_shot_flags_reach_the_run(workspace: Path, server: FakeOpenAIServer) -> None:
@@ -217,3 +248,23 @@ def test_resume_without_id_lists_sessions(workspace: Path, server: FakeOpenAISer
     r = laca("--resume", sid, "-p", "again", cwd=workspace, env=env)
     assert r.returncode == 0 and "resumed" in r.stdout
     assert any("a memorable question" in (m.get("content") or "") for m in server.sent_messages())
+
+
+@pytest.mark.parametrize("damage", ["non-numeric id", "truncated"])
+def test_continue_starts_over_a_damaged_undo_record_and_says_so(
+        damage: str, workspace: Path, server: FakeOpenAIServer, isolated_env: Path) -> None:
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.base_url, "XDG_DATA_HOME": str(isolated_env / "d")}
+    write = ToolCallSpec("writeFile", {"path": "a.txt", "content": "new\n", "icerc_full_text": "Intent: write"})
+    server.enqueue(Reply(text="Writing.", tool_calls=[write]), Reply(text="Written."), Reply(text="Again."))
+    (workspace / "a.txt").write_text("old\n")
+    first = laca("--permission-mode", "accept-edits", "-p", "write a.txt", cwd=workspace, env=env)
+    assert (workspace / "a.txt").read_text() == "new\n", first.stderr
+    [info] = (isolated_env / "d").rglob("*.undo/000001/info.json")
+    if damage == "truncated":
+        info.write_text(info.read_text()[:20])
+    else:
+        info.write_text(json.dumps({**json.loads(info.read_text()), "id": "not-a-number"}))
+    again = laca("-c", "-p", "again", cwd=workspace, env=env)
+    assert again.returncode == 0 and "Again." in again.stdout, again.stderr
+    assert "An undo record is damaged" in again.stderr and str(info) in again.stderr
+    assert "Traceback" not in again.stderr and list(info.parent.parent.glob("000001.damaged-*"))

@@ -22,11 +22,11 @@ def test_status_is_one_frozen_record_of_what_the_parts_hold(rig) -> None:
 
 
 def test_shift_tab_cycles_the_modes_and_the_model_is_told(rig) -> None:
-    seen = [rig.facade.next_mode() for _ in range(3)]
+    seen = [rig.facade.next_mode() for _ in range(4)]
     rig.server.enqueue(Reply(text="ok"))
     rig.facade.turn("hi")
     sent = json.dumps(rig.server.requests[-1])
-    assert seen == ["accept-edits", "plan", "ask"] and "switched to ask mode" in sent
+    assert seen == ["accept-edits", "plan", "auto", "ask"] and "switched to ask mode" in sent
 
 
 def test_a_turn_and_close_record_the_session_for_continue(rig) -> None:

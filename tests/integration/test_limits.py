@@ -135,6 +135,14 @@ def test_the_warm_up_builds_the_sdk_client_before_the_first_message(rig) -> None
     assert rig.agent._adapter is not None and rig.agent._adapter._client is not None  # the SDK is imported
 
 
+def test_the_tools_warm_up_without_the_provider(rig) -> None:
+    """At an idle prompt only the tools get ready (validators compiled); the SDK waits for the first key."""
+    specs = rig.agent.teps.registry.all()
+    rig.agent.warm_up(provider=False).join(10)
+    assert all("validator" in spec.__dict__ for spec in specs)
+    assert rig.agent._adapter is None
+
+
 def test_tool_definitions_that_leave_no_room_are_said_once_with_what_to_change(rig) -> None:
     rig.agent.config.llm_settings[rig.agent.provider_name].context_window = 1_500
     for text in ("one", "two"):

@@ -113,3 +113,19 @@ def test_the_cut_is_said_to_the_user(openai_server, workspace: Path, monkeypatch
         agent.mcp.close()
     assert any("no longer fits fake-model's context window (8,192 tokens)" in e.text
                for e in events if isinstance(e, Notice))
+
+
+def test_a_huge_json_rpc_error_reaches_the_model_within_the_budget(wire, workspace: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget is applied where any result becomes model text, errors included: 200,000 characters of a
+    server's error go out as head and tail, the whole saved for paging."""
+    name, server = wire
+    agent, _ = agent_for(name, server, workspace, monkeypatch)
+    server.enqueue(call("huge_rpc_error"), Reply(text="noted"))
+    try:
+        agent.run_turn("call it")
+    finally:
+        agent.mcp.close()
+    result = [m for m in agent.session.messages if m.role == "tool_result"][0]
+    assert "HEAD" in result.content and "TAIL" in result.content and len(result.content) < 12_000
+    assert server.sizes[-1] < 40_000

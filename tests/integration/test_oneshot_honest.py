@@ -63,3 +63,36 @@ def test_in_stream_error_is_named_by_its_type(workspace: Path, anthropic_fake: F
              env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": anthropic_fake.base_url})
     assert r.returncode == 1
     assert "invalid_request_error" in r.stderr and "HTTP 200" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_call_declined_for_want_of_approval_exits_3_and_still_prints_the_answer(
+        workspace: Path, openai_fake: FakeOpenAIServer) -> None:
+    import json
+    import uuid
+
+    from tests.fakes.script import ToolCallSpec
+
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": openai_fake.base_url}
+    openai_fake.enqueue(Reply(tool_calls=[ToolCallSpec("executeBashCommand", {
+        "command": "touch x", "icerc_full_text": "Command: touch x"})]), Reply(text="Declined, fine."))
+    r = laca("-p", "make x", "--output-format", "json", cwd=workspace, env=env)
+    out = json.loads(r.stdout)
+    assert (r.returncode, out["result"], out["permission_denials"][0]["tool_input"]["command"]) == (
+        3, "Declined, fine.", "touch x")
+    assert str(uuid.UUID(out["session_id"])) == out["session_id"] and out["uuid"]
+    assert out["modelUsage"][out["model"]]["outputTokens"] > 0
+    openai_fake.enqueue(Reply(text="resumed"))
+    again = laca("--resume", out["session_id"], "-p", "and now?", cwd=workspace, env=env)
+    assert again.returncode == 0 and "resumed" in again.stdout
+    assert any(m.get("content") == "make x" for m in openai_fake.sent_messages())
+
+
+def test_a_turn_stopped_by_the_tool_round_limit_exits_4(workspace: Path, openai_fake: FakeOpenAIServer) -> None:
+    from framework_core.core.agent import MAX_STEPS_PER_TURN
+    from tests.fakes.script import ToolCallSpec
+
+    openai_fake._queue.clear()
+    openai_fake.enqueue(*[Reply(tool_calls=[ToolCallSpec("executeBashCommand", {
+        "command": "true", "icerc_full_text": "Command: true"})]) for _ in range(MAX_STEPS_PER_TURN)])
+    r = laca("-p", "loop", cwd=workspace, env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": openai_fake.base_url})
+    assert r.returncode == 4 and f"Stopped after {MAX_STEPS_PER_TURN} tool rounds" in r.stderr

@@ -201,6 +201,23 @@ def test_keys_typed_while_a_reply_streams_wait_in_the_next_prompt(spawn, fake_op
     assert fake_openai.sent_messages()[-1]["content"] == "typed early"
 
 
+def test_y_and_enter_typed_while_the_model_thinks_never_reach_it(spawn, fake_openai) -> None:
+    """Typed ahead with Enter, "y" waits in the next prompt as a draft: it is not sent as a message."""
+    fake_openai.enqueue(Reply(text="slowly " * 60, chunk_size=7, delay_s=0.02), Reply(text="the next one"))
+    child = spawn()
+    child.expect_exact(PROMPT)
+    child.sendline("go")
+    child.expect_exact("slowly slowly")
+    child.send("y\r")
+    child.expect_exact(PROMPT)
+    child.expect_exact("y")  # the draft, in the input box
+    child.send("\x15")  # Ctrl-U clears it
+    child.sendline("next")
+    child.expect_exact("the next one")
+    users = [m["content"] for m in fake_openai.sent_messages() if m["role"] == "user"]
+    assert users == ["go", "next"]
+
+
 def test_continue_restores_the_persona_and_shows_the_last_exchange(spawn, fake_openai) -> None:
     fake_openai.enqueue(Reply(text="noted the melon"))
     child = spawn()

@@ -182,3 +182,37 @@ def test_a_huge_attached_file_is_read_only_up_to_the_cap(tmp_path: Path) -> None
     run = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr[-1000:]
     assert "truncated to 1,000 of 5,000,000,000 bytes" in run.stdout
+
+
+def test_claude_md_imports_are_followed_inside_the_workspace_only(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "docs").mkdir(parents=True)
+    outside = tmp_path / "outside.md"
+    outside.write_text("SECRET-OUTSIDE")
+    (ws / "CLAUDE.md").write_text("Follow @docs/style.md and @../outside.md; `@docs/ignored.md` is code.\n"
+                                  "```\n@docs/fenced.md\n```\n")
+    (ws / "docs" / "style.md").write_text("Use tabs. See @deeper.md\n")
+    (ws / "docs" / "deeper.md").write_text("DEEPER-RULE")
+    (ws / "docs" / "ignored.md").write_text("IGNORED")
+    (ws / "docs" / "fenced.md").write_text("FENCED")
+    ctx = make(tmp_path, "", {})
+    dcm = DynamicContextManager(str(ctx), workspace=ws)
+    doc = dcm.get_document_content("CLAUDE.md") or ""
+    assert "Use tabs." in doc and "DEEPER-RULE" in doc
+    assert "SECRET-OUTSIDE" not in doc and "IGNORED" not in doc and "FENCED" not in doc
+    assert any("@../outside.md in CLAUDE.md not imported" in w and "outside" in w for w in dcm.warnings)
+
+
+def test_claude_md_imports_stop_at_five_levels_and_at_the_size_cap(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "CLAUDE.md").write_text("@l1.md")
+    for n in range(1, 8):
+        (ws / f"l{n}.md").write_text(f"LEVEL{n} @l{n + 1}.md")
+    dcm = DynamicContextManager(str(make(tmp_path, "", {})), workspace=ws)
+    doc = dcm.get_document_content("CLAUDE.md") or ""
+    assert "LEVEL5" in doc and "LEVEL6" not in doc and any("5 levels deep" in w for w in dcm.warnings)
+    (ws / "big.md").write_text("y" * 5000)
+    (ws / "CLAUDE.md").write_text("@big.md")
+    small = DynamicContextManager(str(make(tmp_path, "", {})), workspace=ws, agents_md_max_bytes=300)
+    assert len(small.get_document_content("CLAUDE.md") or "") < 400

@@ -173,3 +173,16 @@ def test_the_middle_of_one_long_line_is_not_offered_as_a_range() -> None:
     """Reading it by lines would show the same two ends again: the marker says so instead."""
     result = bound("{" + "x" * 100_000 + "}", 10_000, path="/saved")
     assert "cannot be read in parts" in result.text and "readFile" not in result.text
+
+
+def test_any_result_is_bounded_once_as_the_model_reads_it(tmp_path) -> None:
+    from framework_core.lial_core import ToolResult
+    from framework_core.tools.result_budget import bound_result, saver
+
+    huge = ToolResult("c1", "mcp__s__t", "error", {"error_message": "HEAD " + "e" * 200_000 + " TAIL"})
+    cut = bound_result(huge, 10_000, saver(tmp_path, "t"))
+    text = cut.to_model_text()
+    assert len(text) <= 11_000 and "HEAD" in text and "TAIL" in text and "left out" in text
+    assert any(p.read_text().endswith(" TAIL") for p in tmp_path.iterdir())  # the whole is kept for paging
+    small = ToolResult("c2", "readFile", "success", {"content": "short"})
+    assert bound_result(small, 10_000, None) is small

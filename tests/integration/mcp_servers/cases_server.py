@@ -50,6 +50,7 @@ TOOLS = [
     tool("echo", "Repeat the text.", {"text": {"type": "string", "description": "what to repeat"}}),
     tool("fail", "A tool error (isError)."),
     tool("rpc_error", "A JSON-RPC error for the call."),
+    tool("huge_rpc_error", "A JSON-RPC error whose message is 200,000 characters."),
     tool("slow", "Report progress, then answer.", {"steps": {"type": "integer"}, "delay": {"type": "number"}}),
     tool("image", "A small PNG."),
     tool("big_image", "A PNG over the size cap."),
@@ -99,6 +100,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         return types.CallToolResult(content=text("the tool failed on purpose"), is_error=True)
     if name == "rpc_error":
         raise MCPError(code=-32000, message="rpc failure on purpose")
+    if name == "huge_rpc_error":
+        raise MCPError(code=-32000, message="HEAD " + "x" * 200_000 + " TAIL")
     if name == "slow":
         steps = int(args.get("steps", 3))
         for i in range(1, steps + 1):

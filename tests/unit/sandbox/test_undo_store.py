@@ -191,6 +191,9 @@ def test_a_damaged_entry_is_reported_not_raised(ws: Path, tmp_path: Path) -> Non
     store = UndoStore(tmp_path / "undo", 1 << 20)
     write_file(store, ws / "docs" / "notes.txt", b"second\n")
     (tmp_path / "undo" / store.entries()[0].id / "records.json").write_text("{not json")
+    entry_id = store.entries()[0].id
     result = store.revert()
-    assert not result.reverted and len(result.errors) == 1 and "remove that folder" in result.errors[0]
-    json.loads((tmp_path / "undo" / store.entries()[0].id / "info.json").read_text())
+    assert not result.reverted and len(result.errors) == 1 and "records.json: is not valid JSON" in result.errors[0]
+    assert (ws / "docs" / "notes.txt").read_text() == "second\n" and store.entries() == []
+    [moved] = (tmp_path / "undo").glob(f"{entry_id}.damaged-*")  # set aside, not deleted
+    json.loads((moved / "info.json").read_text())

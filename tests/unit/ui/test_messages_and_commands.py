@@ -100,3 +100,44 @@ def test_undo_names_a_file_changed_since_and_why(repl, workspace: Path) -> None:
     r.handle("/undo")
     said = " ".join(buf.getvalue().split())
     assert f"changed since: {workspace / 'shell.txt'} (it was modified since) Nothing was undone." in said
+
+
+def test_changes_marks_an_interrupted_apply_and_undo_restores_it(repl, workspace: Path) -> None:
+    from framework_core.sandbox.undo_store import UndoStore
+    from framework_core.tools.files import atomic_write
+
+    r, buf, _ = repl
+    (workspace / "a.txt").write_text("old a\n")
+    (workspace / "b.txt").write_text("old b\n")
+    store = r.facade.agent.teps.undo
+    entry = store.begin("make all", "command")
+    for name in ("a.txt", "b.txt"):
+        entry.save_preimage(workspace / name, link=True)
+    entry.prepare()
+    atomic_write(workspace / "a.txt", b"new a\n")  # ... and LACA stops here
+    restarted = UndoStore(store.root, store.max_bytes, workspace=workspace)
+    r.facade.agent.teps.undo = restarted
+    assert r.facade.undo_notices() == ["The change set of call 1 (`make all`) was interrupted: 1 of 2 paths "
+                                       "landed; `/undo 1` restores it."]
+    r.handle("/changes")
+    assert "make all  (2 paths, INTERRUPTED: 1 of 2 landed)" in buf.getvalue()
+    r.handle("/undo 1")
+    assert "Undone: `make all` (2 paths restored)." in buf.getvalue()
+    assert (workspace / "a.txt").read_text() == "old a\n" and (workspace / "b.txt").read_text() == "old b\n"
+
+
+def test_undo_of_a_damaged_record_names_its_file_and_touches_nothing(repl, workspace: Path) -> None:
+    from framework_core.tools.files import write_with_undo
+
+    r, buf, _ = repl
+    (workspace / "a.txt").write_text("old\n")
+    store = r.facade.agent.teps.undo
+    write_with_undo(workspace / "a.txt", b"new\n", append=False, undo=store, label="writeFile a.txt")
+    blob = store.root / store.entries()[0].id / "blobs" / "1"
+    blob.write_bytes(b"olD\n")  # one byte changed
+    r.handle("/undo")
+    said = " ".join(buf.getvalue().split())
+    assert "Not undone: the undo record of `writeFile a.txt` is damaged; the workspace was not touched." in said
+    unwrapped = "".join(buf.getvalue().split())  # long paths wrap at the console's width
+    assert f"{blob}:thesavedcopyof{workspace / 'a.txt'}doesnotmatchitsrecord" in unwrapped
+    assert (workspace / "a.txt").read_text() == "new\n" and "restored" not in said

@@ -145,3 +145,53 @@ def test_a_bell_after_a_long_reply(monkeypatch: pytest.MonkeyPatch) -> None:
     before = buf.getvalue()
     notify_done(console, time.monotonic() - 60)
     assert buf.getvalue() == before
+
+
+def test_resume_switches_in_place_to_an_earlier_session(repl) -> None:
+    r, buf, server = repl
+    server.enqueue(Reply(text="noted"))
+    r.handle("remember kiwi")
+    old = r.facade.session_id
+    r.handle("/new")  # Claude Code's name for /clear
+    assert r.facade.session_id != old and r.facade.agent.session.messages == []
+    r.handle(f"/resume {old}")
+    assert r.facade.session_id == old and "Resumed session" in buf.getvalue() and "you: remember kiwi" in buf.getvalue()
+    server.enqueue(Reply(text="kiwi it was"))
+    r.handle("which fruit?")
+    assert any(m.get("content") == "remember kiwi" for m in server.sent_messages())
+
+
+def test_resume_of_an_unknown_id_says_so_and_the_session_goes_on(repl) -> None:
+    r, buf, server = repl
+    before = r.facade.session_id
+    r.handle("/resume no-such-session")
+    assert "no session 'no-such-session'" in buf.getvalue() and r.facade.session_id == before
+
+
+def test_peers_command_names_work_or_say_which_command_does_it(repl) -> None:
+    r, buf, server = repl
+    r.handle("/cost")
+    assert "Estimated cost" in buf.getvalue()
+    for name, words in (("config", "laca config show"), ("memory", "AGENTS.md")):
+        r.handle(f"/{name}")
+        assert words in buf.getvalue()
+    r.handle("/status")
+    assert "sandbox" in buf.getvalue() and r.facade.session_id in buf.getvalue()
+    for alias, command in (("rewind", "undo"), ("diff", "changes"), ("approvals", "show-permissions")):
+        from framework_core.ui.slash import lookup
+
+        found = lookup(alias)
+        assert found is not None and found.name == command
+
+
+def test_claude_code_command_files_work_unchanged(workspace: Path, isolated_env: Path) -> None:
+    claude = workspace / ".claude" / "commands"
+    claude.mkdir(parents=True)
+    (claude / "hello.md").write_text("---\ndescription: Say hello\nargument-hint: NAME\nallowed-tools: Bash(echo:*)\n"
+                                     "---\nSay hello to $ARGUMENTS.\n")
+    user = Path(os.environ["HOME"]) / ".claude" / "commands"
+    user.mkdir(parents=True)
+    (user / "mine.md").write_text("My own command.\n")
+    found = load_commands(workspace)
+    assert found["hello"].description == "Say hello" and found["hello"].expand("Ada") == "Say hello to Ada."
+    assert found["mine"].source == "user"

@@ -15,7 +15,8 @@ from framework_core.app.cli_options import COMMANDS, OPTIONS, Command, Opt
 from framework_core.config.load import Overrides, load_config
 from framework_core.errors import ConfigError
 from framework_core.lial_core import ToolRequest
-from framework_core.app.startup import allow_rules, find_session_by_prefix, pick_provider
+from framework_core.app.startup import allow_rules, pick_provider
+from framework_core.core.session import find_session_by_prefix
 from framework_core.teps import TEPSEngine
 
 
