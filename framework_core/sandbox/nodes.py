@@ -4,7 +4,6 @@ removing one (keeping some paths), and putting a saved node back."""
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
