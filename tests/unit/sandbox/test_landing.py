@@ -19,7 +19,8 @@ from framework_core.policy.rules import RuleSet
 from framework_core.sandbox.changeset import apply, read_changes
 from framework_core.sandbox.probe import probe
 from framework_core.sandbox.sandbox import Sandbox
-from framework_core.sandbox.scratch import drop
+from framework_core.sandbox.nodes import remove_tree
+from framework_core.sandbox.scratch import drop, overlay_home
 from framework_core.teps import TEPSEngine
 from tests.unit.sandbox.overlay_kit import PROTECTED, Box, diff_manifests, manifest
 
@@ -220,3 +221,35 @@ def test_a_command_sees_no_overlay_in_lacas_state_folder(base: Path) -> None:
     assert data["stdout"].split("\n")[0].strip() == "0" and "No such file" in data["stdout"]
     assert (base / "ws" / "landed.txt").read_text() == "x\n"
     assert any((state / "overlays").iterdir())  # the overlay was there all along, outside the command's view
+
+
+def test_remove_tree_keeps_the_kept_paths_and_the_folders_to_them(tmp_path: Path) -> None:
+    top = tmp_path / "top"
+    deep = str(top)
+    os.mkdir(deep)
+    for _ in range(DEPTH):  # one level at a time: os.makedirs recurses
+        deep += "/d"
+        os.mkdir(deep)
+    Path(deep, "f").write_text("x")
+    (top / "a" / "b").mkdir(parents=True)
+    (top / "a" / "b" / "kept.txt").write_text("k")
+    (top / "a" / "b" / "gone.txt").write_text("g")
+    (top / "a" / "kept-dir" / "inside").mkdir(parents=True)
+    os.symlink("/", top / "a" / "root-link")  # never followed
+    remove_tree(str(top), frozenset({str(top / "a" / "b" / "kept.txt"), str(top / "a" / "kept-dir")}))
+    left = sorted(str(p.relative_to(top)) for p in top.rglob("*"))
+    assert left == ["a", "a/b", "a/b/kept.txt", "a/kept-dir", "a/kept-dir/inside"]
+    remove_tree(str(top))
+    assert not top.exists()
+
+
+def test_overlays_left_by_a_killed_laca_are_removed_once_old(base: Path, bwrap: str) -> None:
+    overlays = base / "home" / ".local" / "state" / "laca" / "overlays"
+    dead, live = overlays / "999999999-old", overlays / f"{os.getpid()}-old"
+    for folder in (dead, live):
+        (folder / "cmd-x" / "upper").mkdir(parents=True)
+        os.utime(folder, (1, 1))
+    folder = overlay_home(base / "ws", bwrap, (overlays,))
+    assert folder is not None and folder.parent == overlays
+    assert not dead.exists() and live.exists()  # this process is alive: its folders stay
+    drop(folder)
