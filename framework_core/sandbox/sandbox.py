@@ -26,6 +26,7 @@ from framework_core.sandbox.hidden import HOME_SECRETS, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, load_allow
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
+from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
 
 Profile = Literal["workspace-write", "read-only", "off"]
 SERVER_SECCOMP_FD = 9  # where `sh` opens the filter file for bubblewrap in a server's wrapper
@@ -61,6 +62,7 @@ class Sandbox:
     bwrap: str | None = None  # None: find it (the bundled binary, then a system bwrap)
     home_allow: HomeAllow | None = None  # None: the shipped list (home_allow.yaml)
     cache_root: Path | None = None  # where the commands' caches live; None: `sandbox-home` in LACA's cache dir
+    overlay_dirs: tuple[Path, ...] | None = None  # where overlays may go (scratch.py); None: LACA's state folder
     _report: SandboxReport | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _runtime: Path | None = None
@@ -139,8 +141,8 @@ class Sandbox:
             yield Launch([])
             return
         mode = self.mode_for(writes=writes)
-        runtime = self._runtime_dir()
-        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=runtime))
+        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir() if mode == "overlay"
+                                        else self._runtime_dir()))
         upper = work = None
         if mode == "overlay":
             upper, work = scratch / "upper", scratch / "work"
@@ -175,7 +177,7 @@ class Sandbox:
                         if c.rel not in known]
                 launch.dropped.extend(_remove_created(missing + made, self.workspace, self.protected_extra))
             if mode != "overlay":
-                shutil.rmtree(scratch, ignore_errors=True)
+                drop(scratch)
 
     def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
@@ -217,7 +219,7 @@ class Sandbox:
     def discard(self, launch: Launch) -> None:
         """Drop an overlay's scratch directory once its change set has been applied or declined."""
         if launch.upper is not None:
-            shutil.rmtree(launch.upper.parent, ignore_errors=True)
+            drop(launch.upper.parent)
 
     def _controls(self) -> tuple[ControlPath, ...]:
         """Control paths, rescanned at most every CACHE_S: the scan walks the workspace for nested repositories.
@@ -315,6 +317,14 @@ class Sandbox:
             self._runtime = Path(tempfile.mkdtemp(prefix="laca-sandbox-"))
         return self._runtime
 
+    def _overlay_dir(self) -> Path:
+        """This session's folder for overlays: on the workspace's file system where it can be, so that changes
+        land by rename (see scratch.py); else the runtime folder in $TMPDIR."""
+        if "overlays" not in self._cache:
+            candidates = default_candidates() if self.overlay_dirs is None else self.overlay_dirs
+            self._cache["overlays"] = overlay_home(self.workspace, self.report.bwrap or "bwrap", candidates)
+        return self._cache["overlays"] or self._runtime_dir()
+
     def _empty_dir(self) -> Path:
         empty = self._runtime_dir() / "empty"
         if not empty.exists():
@@ -322,8 +332,11 @@ class Sandbox:
         return empty
 
     def close(self) -> None:
+        overlays = self._cache.pop("overlays", None)
+        if overlays is not None:
+            drop(overlays)
         if self._runtime is not None:
-            shutil.rmtree(self._runtime, ignore_errors=True)
+            drop(self._runtime)
             self._runtime = None
 
 
