@@ -156,6 +156,8 @@ class McpServerSettings(_Model):
     sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (workspace writable, the rest "
                           "read-only, credentials hidden); false runs it with your own permissions.")
     network: bool = Field(True, description="A sandboxed stdio server may use the network.")
+    roots: list[str] = Field(default_factory=list, description="Folders offered to the server as roots besides the "
+                             "workspace (relative to it, or ~/…); some servers (server-filesystem) work only there.")
     oauth: bool | McpOAuthSettings | None = Field(
         None, description="OAuth sign-in for an http or sse server: true or settings turn it on, false off; unset: "
                           "on when the server answers 401 with OAuth metadata and no Authorization header is given.")

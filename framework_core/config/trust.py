@@ -152,7 +152,8 @@ def _describe(top: str, name: Any, value: Any) -> str:
     unconfined = " — OUTSIDE the sandbox (sandbox: false)" if value.get("sandbox") is False else ""
     return (f"{name}: {where}" + (f" (env: {', '.join(env)})" if env else "")
             + (f" (headers: {', '.join(headers)})" if headers else "")
-            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + unconfined)
+            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + unconfined
+            + (f" — is offered the folders {_short(value['roots'])} as roots" if value.get("roots") else ""))
 
 
 def _short(value: Any, limit: int = 160) -> str:

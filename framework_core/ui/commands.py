@@ -37,7 +37,7 @@ class Commands:
     def help(self, arg: str) -> None:
         from framework_core.ui.slash import TOPICS, all_commands
 
-        commands = all_commands()
+        commands = all_commands(self.facade)
         for topic, title in TOPICS.items():
             if not any(c.topic == topic for c in commands):
                 continue
