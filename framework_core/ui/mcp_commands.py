@@ -12,27 +12,11 @@ import shlex
 from typing import TYPE_CHECKING, Any, Iterable
 
 from framework_core.errors import LacaError
-from framework_core.ui.slash import SlashCommand
 
 if TYPE_CHECKING:
     from framework_core.core.facade import Facade
     from framework_core.tools.mcp_resources import PromptInfo
     from framework_core.ui.repl import Repl
-
-TOPIC = "mcp"
-
-
-def prompt_commands(facade: "Facade | None") -> list[SlashCommand]:
-    """One command per prompt of every ready server."""
-    if facade is None:
-        return []
-    try:
-        prompts = facade.mcp_prompts()
-    except Exception:  # noqa: BLE001 - a listing problem must not break the command table
-        return []
-    return [SlashCommand(p.command, f"{p.description or p.name} (prompt of MCP server {p.server})", TOPIC,
-                         _runner(p), usage(p)) for p in prompts]
-
 
 def usage(prompt: "PromptInfo") -> str:
     return " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments)
@@ -71,7 +55,7 @@ def _takes(prompt: "PromptInfo") -> str:
     return f"the arguments {usage(prompt)}" if prompt.arguments else "no arguments"
 
 
-def _runner(prompt: "PromptInfo") -> Any:
+def runner(prompt: "PromptInfo") -> Any:
     def run(repl: "Repl", arg: str) -> None:
         from rich.text import Text
 

@@ -144,10 +144,22 @@ def _send_custom(custom: "CustomCommand") -> Handler:
     return handler
 
 
+def prompt_commands(facade: "Facade | None") -> list[SlashCommand]:
+    """One command per prompt of every ready MCP server (see mcp_commands.py)."""
+    from framework_core.ui.mcp_commands import runner, usage
+
+    if facade is None:
+        return []
+    try:
+        prompts = facade.mcp_prompts()
+    except Exception:  # noqa: BLE001 - a listing problem must not break the command table
+        return []
+    return [SlashCommand(p.command, f"{p.description or p.name} (prompt of MCP server {p.server})", "mcp",
+                         runner(p), usage(p)) for p in prompts]
+
+
 def all_commands(facade: "Facade | None" = None) -> list[SlashCommand]:
     """Built-in commands, Markdown ones, and with a façade the prompts of ready MCP servers."""
-    from framework_core.ui.mcp_commands import prompt_commands
-
     return COMMANDS + custom_slash() + prompt_commands(facade)
 
 
@@ -157,8 +169,6 @@ def lookup(name: str, facade: "Facade | None" = None) -> SlashCommand | None:
             return cmd
     found = next((c for c in custom_slash() if c.name == name), None)
     if found is None and name.startswith("mcp__"):
-        from framework_core.ui.mcp_commands import prompt_commands
-
         found = next((c for c in prompt_commands(facade) if c.name == name), None)
     return found
 

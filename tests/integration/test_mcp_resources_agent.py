@@ -93,7 +93,8 @@ def test_a_resource_that_cannot_be_read_is_said_and_not_sent(repl) -> None:
     r.handle("look at @cases:other://nothing please")
     assert "<resource" not in server.sent_messages()[-1]["content"]
     said = " ".join(buf.getvalue().split())
-    assert "@cases:other://nothing: not attached: MCP server 'cases' could not read other://nothing: resource not found" in said
+    assert ("@cases:other://nothing: not attached: MCP server 'cases' could not read other://nothing: resource not "
+            "found") in said
 
 
 def test_a_prompt_runs_as_a_slash_command(repl) -> None:
