@@ -84,9 +84,11 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     servers = mcp_servers(loaded) if start_mcp else {}
     if servers:
         from framework_core.tools.mcp import McpManager
+        from framework_core.tools.mcp_resources import root_paths
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
-        mcp.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network) if s.sandbox else ()
+        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, roots=root_paths(s, loaded.workspace))
+                                       if s.sandbox else ())
         mcp.elicit = elicit
         mcp.oauth.interactive = elicit is not None  # a browser sign-in needs someone at the terminal (the REPL)
         mcp.start()

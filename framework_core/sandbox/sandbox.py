@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
-from framework_core.sandbox.hidden import hidden_paths
+from framework_core.sandbox.hidden import Hidden, hidden_paths
 from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 
@@ -148,11 +148,14 @@ class Sandbox:
             if mode != "overlay":
                 shutil.rmtree(scratch, ignore_errors=True)
 
-    def server_wrapper(self, *, network: bool, cwd: Path | None = None) -> tuple[str, ...]:
+    def server_wrapper(self, *, network: bool, cwd: Path | None = None,
+                       roots: tuple[Path, ...] = ()) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
         a command, with the workspace writable in place (a server's changes cannot wait for it to exit), its
-        package caches writable (uvx, npx), and the network unless the server's settings say no. The seccomp
-        filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
+        package caches writable (uvx, npx), the folders of its `roots:` setting writable (a grant the user
+        trusted; never one that would uncover a hidden credential path), and the network unless the server's
+        settings say no. The seccomp filter comes from a file through `sh`, because the process is started by
+        the MCP SDK, not by us."""
         if not self.active:
             return ()
         controls = control_paths(self.workspace, self.protected_extra)
@@ -160,6 +163,7 @@ class Sandbox:
                           if os.path.lexists(self.workspace / c.rel))
         hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
         caches = tuple(str(p) for p in (self.home / ".cache", self.home / ".npm") if p.is_dir())
+        caches += tuple(str(r) for r in roots if r.is_dir() and not _near_hidden(r, hidden))  # the server's roots
         filter_file = self._seccomp_file()
         plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write", network,
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
@@ -261,3 +265,8 @@ def _remove_created(paths: list[Path], workspace: Path) -> list[str]:
         except OSError:
             pass
     return removed
+
+
+def _near_hidden(root: Path, hidden: list[Hidden]) -> bool:
+    """A root that is, holds or lies in a hidden credential path is not bound: it would uncover the hidden."""
+    return any(root == Path(h.path) or root in Path(h.path).parents or Path(h.path) in root.parents for h in hidden)
