@@ -227,7 +227,7 @@ def reader_spec(server: "_Server", handler: Any) -> "ToolSpec":
     permission = server.settings.tools.get(READER, server.settings.permission)
     return ToolSpec(
         name=tool_name(server.name, READER), source=f"mcp:{server.name}", kind="generic", permission=permission,
-        server=server.name, handler=handler,
+        server=server.name, remote_name=READER, handler=handler,
         description=(f"Read a resource of MCP server '{server.name}' by its URI: a resource link in a result of its "
                      "tools, or a resource it lists. Text comes back within the output budget; images as images."),
         parameters={"type": "object", "properties": {"uri": {"type": "string", "description": "The resource's URI, "

@@ -109,3 +109,18 @@ def resource_completions(facade: "Facade", partial: str, limit: int = 200) -> li
             meta = ("template · " if res.template else "") + (res.name or res.description)
             out.append((shown, mention, meta))
     return out[:limit]
+
+
+def catalog_lines(facade: "Facade") -> list[str]:
+    """One line per ready server that offers resources or prompts, saying how to use them."""
+    counts: dict[str, list[int]] = {}
+    for res in facade.mcp_resources():
+        counts.setdefault(res.server, [0, 0])[0] += 1
+    for prompt in facade.mcp_prompts():
+        counts.setdefault(prompt.server, [0, 0])[1] += 1
+    lines = []
+    for server, (resources, prompts) in counts.items():
+        parts = ([f"{resources} resource(s): @{server}:URI attaches one (Tab lists them)"] if resources else []) + \
+                ([f"{prompts} prompt(s): /mcp__{server}__NAME runs one (/help lists them)"] if prompts else [])
+        lines.append(f"  {server}: " + "; ".join(parts))
+    return lines

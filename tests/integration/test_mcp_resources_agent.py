@@ -126,3 +126,11 @@ def test_completion_lists_resources_and_prompts(repl) -> None:
     assert complete("read @cases:mem://no") == ["cases:mem://notes/today", "cases:mem://notes/{name}"]
     assert "cases:mem://big" in complete("read @ca")
     assert complete("/mcp__cases__g") == ["mcp__cases__greet"]
+
+
+def test_mcp_says_how_to_use_a_servers_resources_and_prompts(repl) -> None:
+    r, buf, _ = repl
+    r.handle("/mcp")
+    said = " ".join(buf.getvalue().split())
+    assert ("cases: 4 resource(s): @cases:URI attaches one (Tab lists them); 2 prompt(s): /mcp__cases__NAME runs one"
+            in said)
