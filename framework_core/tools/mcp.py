@@ -136,7 +136,7 @@ class McpManager:
                 timeout = server.settings.startup_timeout_s
                 async with connect(launch, hooks, log, timeout) as conn:
                     listing = await asyncio.wait_for(conn.list_tools(timeout), timeout)
-                    catalog = await asyncio.wait_for(list_catalog(server.name, conn.session), timeout)
+                    catalog = await list_catalog(server.name, conn.session, timeout)
                     if not current():
                         return
                     server.conn, server.instructions, server.catalog = conn, conn.instructions, catalog
@@ -224,7 +224,7 @@ class McpManager:
             conn = server.conn
             if conn is None or server.gen != gen:
                 return
-            catalog = await list_catalog(server.name, conn.session)
+            catalog = await list_catalog(server.name, conn.session, server.settings.startup_timeout_s)
             if server.gen == gen:
                 server.catalog = catalog
                 self.resources.register_reader(server)

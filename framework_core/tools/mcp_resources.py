@@ -81,26 +81,27 @@ class Catalog:
 
 
 # ---- listing (on the MCP loop) ----------------------------------------------------------------------
-async def list_catalog(name: str, session: Any) -> Catalog:
-    """What the server's capabilities say it has; a listing that fails is a note, never the server's end."""
+async def list_catalog(name: str, session: Any, timeout: float) -> Catalog:
+    """What the server's capabilities say it has; a listing that fails or takes over `timeout` seconds is a
+    note, never the server's end."""
     caps = getattr(session, "server_capabilities", None)
     catalog = Catalog(has_resources=getattr(caps, "resources", None) is not None)
     if catalog.has_resources:
         try:
-            for item in await _pages(session.list_resources, "resources"):
+            for item in await _pages(session.list_resources, "resources", timeout):
                 catalog.resources.append(ResourceInfo(name, item.uri, item.title or item.name, item.description or "",
                                                       item.mime_type or ""))
         except Exception as exc:  # noqa: BLE001 - reported with the server's state
             catalog.notes.append(f"listing its resources failed: {describe(exc)}")
         try:
-            for item in await _pages(session.list_resource_templates, "resource_templates"):
+            for item in await _pages(session.list_resource_templates, "resource_templates", timeout):
                 catalog.resources.append(ResourceInfo(name, item.uri_template, item.title or item.name,
                                                       item.description or "", item.mime_type or "", template=True))
         except Exception:  # noqa: BLE001 - templates are optional; many servers answer "method not found"
             pass
     if getattr(caps, "prompts", None) is not None:
         try:
-            for item in await _pages(session.list_prompts, "prompts"):
+            for item in await _pages(session.list_prompts, "prompts", timeout):
                 args = tuple(PromptArgument(a.name, a.description or "", bool(a.required))
                              for a in item.arguments or [])
                 catalog.prompts.append(PromptInfo(name, item.name, item.description or "", args))
@@ -109,14 +110,15 @@ async def list_catalog(name: str, session: Any) -> Catalog:
     return catalog
 
 
-async def _pages(fetch: Callable[..., Awaitable[Any]], attr: str) -> list[Any]:
+async def _pages(fetch: Callable[..., Awaitable[Any]], attr: str, timeout: float) -> list[Any]:
     import mcp_types as types
 
     items: list[Any] = []
     cursor: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
-        page = await fetch(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        page = await asyncio.wait_for(fetch(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None),
+                                      timeout)
         items += getattr(page, attr)
         cursor = page.next_cursor
         if not cursor or cursor in seen:
@@ -155,9 +157,10 @@ class Resources:
         import concurrent.futures
 
         self.manager.ensure_running(server)
-        timeout = server.settings.call_timeout_s
-        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(make(server.conn.session), timeout),
-                                                  self.manager.loop)
+        timeout, conn = server.settings.call_timeout_s, server.conn
+        if conn is None:
+            raise ToolError(f"MCP server '{server.name}' is not available ({server.error or server.state})")
+        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(make(conn.session), timeout), self.manager.loop)
         try:
             return future.result(timeout + GRACE_S)
         except (concurrent.futures.TimeoutError, asyncio.TimeoutError):

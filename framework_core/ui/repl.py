@@ -358,6 +358,8 @@ class Repl:
             guesses = near_misses(name, facade=self.facade)
             hint = (f"Did you mean {' or '.join('/' + g for g in guesses)}?" if guesses
                     else "Type /help for the list.")
+            if name.startswith("mcp__"):
+                hint += " An MCP server's prompts are commands once the server is ready (/mcp shows it)."
             raise LacaError(f"unknown command /{name}. {hint} (To send a message that starts with /, begin it "
                             "with //.)")
         cmd.handler(self, arg)

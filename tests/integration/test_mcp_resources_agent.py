@@ -106,6 +106,8 @@ def test_a_prompt_runs_as_a_slash_command(repl) -> None:
     assert "/mcp__cases__greet needs name" in buf.getvalue()
     r.handle("/help")
     assert "/mcp__cases__greet <name> [style]" in buf.getvalue()
+    r.handle("/mcp__cases__nope")
+    assert "prompts are commands once the server is ready" in " ".join(buf.getvalue().split())
 
 
 def test_what_a_prompt_cannot_carry_is_named(repl) -> None:
