@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 MAX_PAGES = 100  # a server whose cursor never ends cannot hang the listing
 READER = "readMcpResource"  # the model's tool, per server: mcp__<server>__readMcpResource
 GRACE_S = 5.0  # beyond a server's call timeout, before the main thread stops waiting
+LISTED = 10  # resources named in the reader tool's description
 
 
 @dataclass(frozen=True)
@@ -208,15 +209,14 @@ class Resources:
 
     def register_reader(self, server: "_Server") -> None:
         """The model's way to read this server's resources, when it has any (called after its tools are in)."""
-        if server.catalog is None or not server.catalog.has_resources:
-            return
+        if server.catalog is None or not server.catalog.has_resources or READER in server.tools:
+            return  # a tool of the server so named keeps its name
         spec = reader_spec(server, self._reader(server.name))
         taken = self.manager.registry.get(spec.name)
         if taken is not None and taken.source != spec.source:
             server.notes.append(f"{READER} not offered: its name {spec.name} is taken by {taken.source}")
             return
-        if taken is None:  # a tool of the server so named keeps its name
-            self.manager.registry.register(spec, replace=True)
+        self.manager.registry.register(spec, replace=True)  # again after list_changed: the listing it names
 
     def _reader(self, server_name: str) -> Callable[[dict[str, Any], "ToolContext"], dict[str, Any]]:
         def handle(args: dict[str, Any], ctx: "ToolContext") -> dict[str, Any]:
@@ -228,11 +228,15 @@ def reader_spec(server: "_Server", handler: Any) -> "ToolSpec":
     from framework_core.tools.base import ToolSpec
 
     permission = server.settings.tools.get(READER, server.settings.permission)
+    listed = [r for r in server.catalog.resources if not r.template] if server.catalog is not None else []
+    some = "; ".join(f"{r.uri} ({r.name})" if r.name and r.name != r.uri else r.uri for r in listed[:LISTED])
+    more = f" and {len(listed) - LISTED} more" if len(listed) > LISTED else ""
     return ToolSpec(
         name=tool_name(server.name, READER), source=f"mcp:{server.name}", kind="generic", permission=permission,
         server=server.name, remote_name=READER, handler=handler,
         description=(f"Read a resource of MCP server '{server.name}' by its URI: a resource link in a result of its "
-                     "tools, or a resource it lists. Text comes back within the output budget; images as images."),
+                     "tools, or a resource it lists. Text comes back within the output budget; images as images."
+                     + (f" It lists: {some}{more}." if some else "")),
         parameters={"type": "object", "properties": {"uri": {"type": "string", "description": "The resource's URI, "
                                                              "exactly as the server gave it"}}, "required": ["uri"]})
 

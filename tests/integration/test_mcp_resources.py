@@ -79,6 +79,13 @@ def test_the_model_reads_a_resource_through_the_reader_tool(cases: McpManager, t
     spec = cases.registry.get("mcp__cases__readMcpResource")
     assert spec is not None and (spec.permission, spec.server, spec.source) == ("always", "cases", "mcp:cases")
     assert spec.handler({"uri": "mem://notes/today"}, context(tmp_path)) == {"content": NOTE}
+    assert "It lists: mem://notes/today (today); mem://big (big); mem://picture.png (picture)" in spec.description
+
+
+def test_a_result_with_a_resource_link_names_the_reader(cases: McpManager, tmp_path: Path) -> None:
+    content = cases.call("cases", "link_note", {}, context(tmp_path))["content"]
+    assert content.endswith("  uri: mem://notes/today\n  type: text/plain\n"
+                            "(a linked resource is read with mcp__cases__readMcpResource)")
 
 
 def test_a_prompt_is_filled_and_what_is_not_text_is_named(cases: McpManager) -> None:
