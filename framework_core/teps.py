@@ -27,6 +27,7 @@ from framework_core.tools.base import ActionPreview, ToolContext, ToolRegistry, 
 
 if TYPE_CHECKING:
     from framework_core.config.load import LoadedConfig
+    from framework_core.core.audit import AuditLog
     from framework_core.policy.kinds import GrantOption
     from framework_core.sandbox.changeset import ChangeSet
     from framework_core.sandbox.sandbox import Sandbox
@@ -67,7 +68,7 @@ class TEPSEngine:
                  registry: ToolRegistry | None = None, workspace: Path | None = None, approver: Approver | None = None,
                  policy: PolicyState | None = None, events: EventSink = discard, audit: AuditSink | None = None,
                  env: dict[str, str] | None = None, sandbox: "Sandbox | None" = None,
-                 undo: "UndoStore | None" = None) -> None:
+                 undo: "UndoStore | None" = None, audit_log: "AuditLog | None" = None) -> None:
         from framework_core.core.construct import teps_parts
         from framework_core.tools.envscrub import scrub_env
 
@@ -80,6 +81,7 @@ class TEPSEngine:
         self.policy = parts.policy
         self.events = events
         self.audit = audit or (lambda record: None)
+        self.audit_log = audit_log  # the workspace's tamper-evident log (core/audit.py): one record per call
         self.dry_run = self.settings.dry_run_enabled
         self.mode = "ask"  # one of MODES
         self._bulk_after: list[int] = []  # per call of the current reply: later calls approvable together
@@ -379,7 +381,7 @@ class TEPSEngine:
         assert prep.spec and prep.preview and prep.decision
         req = ApprovalRequest(request=prep.request, preview=prep.preview, level=prep.decision.level,
                               reasons=list(prep.decision.reasons), source=prep.spec.source)
-        return bool(review(req, changes.summary(), changes.diff()))
+        return bool(review(req, changes.title(), changes.diff()))  # the title names the paths, not only counts
 
     # ---- results ---------------------------------------------------------------------------
 
@@ -411,4 +413,7 @@ class TEPSEngine:
             "scope": {k: v for k, v in vars(fate.scope).items() if v} if fate else None,
             "status": result.status, "dry_run": self.dry_run, "duration_s": round(duration, 3),
         })
+        if self.audit_log is not None:
+            self.audit_log.record_call(prep.request, prep.decision, prep.answer, result, duration, engine=self,
+                                       fate=prep.fate)
         return result

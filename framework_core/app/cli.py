@@ -30,6 +30,7 @@ EPILOG = """examples:
   laca policy check 'rm -rf ~'         explain how a command would be treated
   laca config show                     the effective config, with each value's source
   laca doctor                          the sandbox here, and whether the provider works end to end
+  laca audit verify                    check this workspace's audit log of tool calls is unchanged
 
 exit codes: 0 ok, 1 runtime error, 2 usage or config error, 3 (-p) a call needed an approval nobody could
 give, 4 (-p) stopped by the tool-round limit, 130 interrupted.
@@ -166,7 +167,19 @@ def doctor(_args: argparse.Namespace, config_overrides: Overrides) -> int:
     return max(sandbox, run_provider_check(load_config(overrides=config_overrides), sys.stdout))
 
 
+def audit_verify(args: argparse.Namespace, _overrides: Overrides) -> int:
+    from framework_core.app.audit_cmd import run_verify
+
+    return run_verify(args.workspace, sys.stdout)
+
+
+def audit_replay(args: argparse.Namespace, config_overrides: Overrides) -> int:
+    from framework_core.app.audit_cmd import run_replay
+
+    return run_replay(args.workspace, args.since, config_overrides, sys.stdout)
+
+
 HANDLERS: dict[tuple[str, ...], Handler] = {
     ("policy", "check"): policy_check, ("config", "init"): config_init, ("config", "show"): config_show,
-    ("doctor",): doctor,
+    ("audit", "verify"): audit_verify, ("audit", "replay"): audit_replay, ("doctor",): doctor,
 }

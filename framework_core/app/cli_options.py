@@ -80,7 +80,9 @@ class Command(NamedTuple):
     details: str = ""  # added to the summary in the command's own --help
 
 
-GROUPS = {"policy": "Inspect the permission policy.", "config": "Create or inspect the configuration."}
+GROUPS = {"policy": "Inspect the permission policy.", "config": "Create or inspect the configuration.",
+          "audit": "Check a workspace's audit log of tool calls, or judge its commands again."}
+_WORKSPACE = Arg(("--workspace",), {"metavar": "PATH", "help": "The workspace whose log to read (default: here)."})
 
 COMMANDS: tuple[Command, ...] = (
     Command(("policy", "check"), "How each command is classified (safe / needs_confirm / dangerous) and why.",
@@ -95,6 +97,13 @@ COMMANDS: tuple[Command, ...] = (
     Command(("config", "show"), "Print the effective config with each value's source (keys masked).", "[--all]", (
         Arg(("--all",), {"action": "store_true", "dest": "all_providers",
                          "help": "List every provider's settings, not only the active one's."}),)),
+    Command(("audit", "verify"), "Check that the workspace's audit log is unchanged (exit 1 naming the first "
+            "changed line).", "[--workspace PATH]", (_WORKSPACE,),
+            details="Every record carries the hash of the one before and of itself."),
+    Command(("audit", "replay"), "Judge every recorded command again under today's policy and rule files; list "
+            "those decided differently now.", "[--since DATE]", (
+                Arg(("--since",), {"metavar": "DATE", "help": "Only calls from DATE on (YYYY-MM-DD or "
+                                                              "YYYY-MM-DDTHH:MM, UTC)."}), _WORKSPACE)),
     Command(("doctor",), "What the command sandbox can set up here, and whether the provider works end to end.",
             details="The sandbox's parts and settings; then the provider, key, address, whether the server answers, "
             "lists the model, makes a tool call round trip and (for a local server) serves the context window it "

@@ -101,9 +101,21 @@ def dispatch(argv: list[str]) -> int:
     if parsed.values["version"]:
         print(f"laca {version()}")
         return 0
-    if parsed.command is not None:
-        return parsed.command(parsed.args, overrides(parsed.values))
-    return run_root(parsed.values)
+    try:
+        if parsed.command is not None:
+            return parsed.command(parsed.args, overrides(parsed.values))
+        return run_root(parsed.values)
+    finally:
+        say_store_reports()
+
+
+def say_store_reports() -> None:
+    """A damaged store moved aside where no start-up note said it (a subcommand, a start that failed): on stderr,
+    so it is said once wherever it happened."""
+    from framework_core.config.json_store import take_reports
+
+    for report in take_reports():
+        print(f"laca: {report}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:

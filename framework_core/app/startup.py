@@ -50,8 +50,10 @@ def prepare(opts: StartOptions, *, require_key: bool = True) -> Prepared:
     `require_key` is False: the REPL opens without a key and says what to set)."""
     from framework_core.tools import spill
 
+    from framework_core.config.json_store import take_reports
+
     loaded = load(opts)
-    notes = pick_provider(loaded)
+    notes = take_reports() + pick_provider(loaded)  # a damaged store moved aside while loading: said first
     try:
         check_key(loaded)
     except MissingApiKeyError as exc:

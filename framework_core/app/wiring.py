@@ -12,7 +12,8 @@ from framework_core.config.load import LoadedConfig
 from framework_core.config.dirs import user_data_dir
 from framework_core.core import construct
 from framework_core.core.agent import Agent
-from framework_core.core.construct import build_policy_state, build_registry, build_sandbox  # shared with TEPS
+from framework_core.core.construct import (build_policy_state, build_registry, build_sandbox,  # shared with TEPS
+                                         workspace_text)
 from framework_core.core.events import EventSink, Notice
 from framework_core.core.facade import Facade
 from framework_core.core.session import MessageManager
@@ -30,16 +31,69 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
     if (loaded.workspace / ".mcp.json").is_file():
         from framework_core.tools.mcp import load_mcp_json
 
-        for name, settings in load_mcp_json(loaded.workspace).items():
+        for name, settings in load_mcp_json(loaded.workspace, workspace_text(loaded, ".mcp.json")).items():
             if loaded.trust.allows(f"mcp:{name}"):  # a workspace's servers start only once trusted
                 servers.setdefault(name, settings)
     return {n: s for n, s in servers.items() if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
+
+
+def tool_pins(loaded: LoadedConfig, servers: dict, *, interactive: bool):  # -> trust_pins.Vetter
+    """The workspace's own servers have their tool definitions pinned in the trust record when trusted."""
+    from framework_core.config import trust_pins
+    from framework_core.config.trust import default_store
+
+    keys = {}
+    for name in servers:
+        if name not in loaded.config.mcp_servers:
+            keys[name] = f"mcp:{name}"  # from .mcp.json
+        elif _workspace_server(loaded, name):
+            keys[name] = f"config:mcp_servers.{name}"
+    return trust_pins.vetter(default_store(), loaded.workspace, keys, accept=loaded.trust.trust_all,
+                             interactive=interactive)
+
+
+def script_check(loaded: LoadedConfig, servers: dict) -> Callable[[str], str | None]:
+    """Before each start of a workspace server: the workspace files it runs are still those trusted (a script
+    an approved command rewrote mid-session is not run by the server's restart)."""
+    from framework_core.config.trust_runs import run_files
+
+    files = loaded.trust.files
+    trusted = {name: run_files([s.command, *s.args], loaded.workspace, s.cwd,
+                               files.file_digest if files is not None else None)
+               for name, s in servers.items() if s.command and _workspace_server(loaded, name)}
+
+    def check(name: str) -> str | None:
+        if name not in trusted:
+            return None
+        s = servers[name]
+        now = run_files([s.command, *s.args], loaded.workspace, s.cwd)
+        changed = sorted(p for p in set(trusted[name]) | set(now) if trusted[name].get(p) != now.get(p))
+        if not changed:
+            return None
+        return (f"MCP server '{name}' not started: {', '.join(changed)} changed since you trusted it. Start LACA "
+                "again here to be asked about the change.")
+    return check
+
+
+def _workspace_server(loaded: LoadedConfig, name: str) -> bool:
+    return name not in loaded.config.mcp_servers or loaded.source_of(("mcp_servers", name)).startswith("workspace")
 
 
 def build_undo(loaded: LoadedConfig, session: MessageManager):  # -> UndoStore
     """In the session's folder, so that `--continue` can still undo; in a temporary one without a transcript."""
     folder = session.transcript.path.with_suffix(".undo") if session.transcript is not None else None
     return construct.build_undo(loaded, folder)
+
+
+def build_audit_log(loaded: LoadedConfig, session: MessageManager, events: EventSink):  # -> AuditLog
+    """The workspace's audit log in the data folder (core/audit.py); a failure to write it is said once."""
+    from framework_core.core.audit import AuditLog, log_path
+    from framework_core.core.session import secrets_in_env
+
+    log = AuditLog(log_path(user_data_dir(), loaded.workspace), loaded.workspace, session_id=session.session_id,
+                   mask=secrets_in_env(key_env_vars(loaded)))
+    log.on_problem = lambda message: events(Notice("warning", message))
+    return log
 
 
 def context_roots(loaded: LoadedConfig) -> list[Path]:
@@ -79,7 +133,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     sandbox = build_sandbox(loaded)
     teps = TEPSEngine(cfg.teps_settings, registry=registry, workspace=loaded.workspace, approver=approver,
                       policy=build_policy_state(loaded), events=events, audit=session.record, sandbox=sandbox,
-                      undo=build_undo(loaded, session))
+                      undo=build_undo(loaded, session), audit_log=build_audit_log(loaded, session, events))
     mcp = None
     servers = mcp_servers(loaded) if start_mcp else {}
     if servers:
@@ -87,9 +141,12 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         from framework_core.tools.mcp_resources import root_paths
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
-        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, roots=root_paths(s, loaded.workspace))
+        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write",
+                                                              roots=root_paths(s, loaded.workspace))
                                        if s.sandbox else ())
         mcp.elicit = elicit
+        mcp.vet_tools = tool_pins(loaded, servers, interactive=elicit is not None)
+        mcp.vet_launch = script_check(loaded, servers)
         mcp.oauth.interactive = elicit is not None  # a browser sign-in needs someone at the terminal (the REPL)
         mcp.start()
     agent = Agent(cfg, dcm=dcm, teps=teps, session=session, events=events, mcp=mcp)
@@ -148,4 +205,6 @@ def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
                    "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
     _spill_for(loaded, agent, session)
+    if agent.teps.audit_log is not None:
+        agent.teps.audit_log.session_id = session.session_id
     return session

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from framework_core.config.dirs import user_config_path
 from framework_core.errors import ConfigError
 from framework_core.config.shipped import CONFIG_NAME, CONTEXT_NAME, shipped_dir
-from framework_core.config.load_errors import at_key, explain, key_path, pydantic_error
+from framework_core.config.load_errors import at_key, explain, key_path, pydantic_error, type_name
 from framework_core.config.yaml_load import YamlDoc, line_of, load_yaml_mapping
 
 __all__ = ["LoadedConfig", "Overrides", "load_config", "line_of", "read_yaml_file", "resolve_api_key"]
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pydantic is heavy: the models load only when a config is va
 
     from framework_core.config.models import FrameworkConfig
     from framework_core.config.trust import TrustDecision
+    from framework_core.config.trust_files import WorkspaceFiles
 
 #: keys whose values are paths, resolved against the directory of the file that set them
 PATH_KEYS = {("context_definition_file",), ("teps_settings", "allowlist_file")}
@@ -41,6 +42,10 @@ class Overrides:
     persona: str | None = None
     sandbox: str | None = None
     trust: bool = False  # --trust: trust this workspace's additions (recorded like a "yes" at the question)
+    #: The workspace's addition files as the trust question read them (config/trust_files.py): the load parses
+    #: these texts, not the files again; `answered`: key -> digest of each item the user said yes to there.
+    workspace_files: Any = None
+    answered: dict[str, str] = field(default_factory=dict)
 
 
 def _empty_trust() -> "TrustDecision":
@@ -157,14 +162,20 @@ def config_layers(workspace: Path, overrides: Overrides) -> list[tuple[str, Path
 
 
 def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
-                 sources: dict[tuple[str, ...], str], gate: "Callable[[dict[str, Any]], dict[str, Any]]"
-                 ) -> dict[str, YamlDoc]:
-    """Merge the file layers in order; the workspace's own file passes through `gate` (workspace trust)."""
+                 sources: dict[tuple[str, ...], str], gate: "Callable[[dict[str, Any]], dict[str, Any]]",
+                 files: "WorkspaceFiles") -> dict[str, YamlDoc]:
+    """Merge the file layers in order; the workspace's own file (its text as read once, `files`) passes
+    through `gate` (workspace trust)."""
     docs: dict[str, YamlDoc] = {}
     for label, path in config_layers(workspace, overrides):
-        if not path.is_file() and not path.is_fifo():
+        if label == "workspace":
+            doc = _workspace_layer(files)
+            if doc is None:
+                continue
+        elif not path.is_file() and not path.is_fifo():
             continue
-        doc = load_yaml_mapping(path, what="config file")
+        else:
+            doc = load_yaml_mapping(path, what="config file")
         _resolve_paths(doc.data, path.parent)
         full = f"{label} ({path})"
         _merge(data, gate(doc.data) if label == "workspace" else doc.data, full, sources)
@@ -172,7 +183,37 @@ def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
     return docs
 
 
-def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], given: "TrustDecision | None"):
+def _workspace_layer(files: "WorkspaceFiles") -> YamlDoc | None:
+    from framework_core.config.trust_files import CONFIG
+    from framework_core.config.yaml_load import parse_yaml
+
+    text = files.text(CONFIG)
+    if text is None:
+        return None
+    path = files.path(CONFIG)
+    doc = parse_yaml(text, path)
+    if doc.data is None:
+        doc.data = {}
+    if not isinstance(doc.data, dict):
+        raise ConfigError(f"the top level must be a mapping of keys to values, not {type_name(doc.data)}",
+                          path=str(path), line=1)
+    return doc
+
+
+def workspace_layer(files: "WorkspaceFiles") -> dict[str, Any] | None:
+    """The workspace config file's values as the load sees them (paths resolved), from the text read once;
+    None when there is none, or it is LACA's shipped file. Raises ConfigError naming a broken file."""
+    if (files.workspace / CONFIG_NAME).resolve() == (shipped_dir() / CONFIG_NAME).resolve():
+        return None
+    doc = _workspace_layer(files)
+    if doc is None:
+        return None
+    _resolve_paths(doc.data, files.workspace)
+    return doc.data
+
+
+def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], given: "TrustDecision | None",
+                files: "WorkspaceFiles"):
     """A gate for the workspace layer and a getter for the decision it made (made once, on first need)."""
     from framework_core.config import trust as tr
 
@@ -182,8 +223,10 @@ def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], giv
         if not made:
             listed = data.get("trusted_workspaces") or []
             trust_all = overrides.trust or tr.listed_by_user(workspace, listed if isinstance(listed, list) else [])
-            additions = [a for a, _ in tr.config_additions(layer)] + tr.file_additions(workspace)
-            made.append(given or tr.decide(workspace, additions, tr.default_store(), trust_all=trust_all))
+            additions = [a for a, _ in tr.config_additions(layer, workspace, files)] + tr.file_additions(workspace,
+                                                                                                        files)
+            made.append(given or tr.decide(workspace, additions, tr.default_store(), trust_all=trust_all,
+                                           answered=overrides.answered, files=files))
         return made[0]
 
     def gate(layer: dict[str, Any]) -> dict[str, Any]:
@@ -213,8 +256,13 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
     environ: Mapping[str, str] = os.environ if env is None else env
     data: dict[str, Any] = {}
     sources: dict[tuple[str, ...], str] = {}
-    gate, decision = _trust_gate(workspace, overrides, data, trust)
-    docs = _read_layers(workspace, overrides, data, sources, gate)
+    from framework_core.config.trust_files import WorkspaceFiles
+
+    given = overrides.workspace_files
+    files = given if isinstance(given, WorkspaceFiles) and given.for_workspace(workspace) else \
+        WorkspaceFiles.read(workspace)
+    gate, decision = _trust_gate(workspace, overrides, data, trust, files)
+    docs = _read_layers(workspace, overrides, data, sources, gate, files)
     env_layer: dict[str, Any] = {}
     for var, keys in ENV_VARS.items():
         if environ.get(var):

@@ -153,11 +153,16 @@ class McpServerSettings(_Model):
                                             "unset: teps_settings.output_budget_chars.")
     enabled: bool = True
     disabled: bool = Field(False, description="The .mcp.json spelling: true leaves the server off.")
-    sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (workspace writable, the rest "
-                          "read-only, credentials hidden); false runs it with your own permissions.")
+    sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (the workspace read-only "
+                          "unless `workspace: write`, the rest read-only, credentials hidden); false runs it with "
+                          "your own permissions.")
     network: bool = Field(True, description="A sandboxed stdio server may use the network.")
+    workspace: Literal["read", "write"] = Field(
+        "read", description="What a sandboxed stdio server may do to the workspace: read (it sees it read-only) or "
+                            "write (it writes it directly: no overlay, no change summary, no undo).")
     roots: list[str] = Field(default_factory=list, description="Folders offered to the server as roots besides the "
-                             "workspace (relative to it, or ~/…); some servers (server-filesystem) work only there.")
+                             "workspace (relative to it, or ~/…), with the workspace's access (`workspace`); "
+                             "server-filesystem takes its roots in place of its allowed folders.")
     oauth: bool | McpOAuthSettings | None = Field(
         None, description="OAuth sign-in for an http or sse server: true or settings turn it on, false off; unset: "
                           "on when the server answers 401 with OAuth metadata and no Authorization header is given.")
@@ -224,13 +229,15 @@ class SandboxSettings(_Model):
     profile: Literal["workspace-write", "read-only", "off"] = Field(
         "workspace-write", description="workspace-write: only the workspace (as an overlay) and a private /tmp "
         "are writable; read-only: nothing is; off: no sandbox (every command that is not Safe asks).")
-    protected_paths: list[str] = Field(default_factory=lambda: [".envrc"], description="Workspace paths that "
-                                       "other tools run on their own, kept read-only (besides .git hooks and "
-                                       "config and LACA's own workspace files, which always are).")
+    protected_paths: list[str] = Field(default_factory=list, description="More workspace paths no command may "
+                                       "change (besides git's executable files and LACA's own workspace files, "
+                                       "which never land from a command).")
     hidden_paths: list[str] = Field(default_factory=list, description="More paths hidden from commands "
                                     "(credential locations such as ~/.ssh are hidden already).")
     overlay: bool = Field(True, description="Run commands that may write in an overlay of the workspace, so "
                           "their changes can be previewed and undone.")
+    max_apply_bytes: int = Field(4 << 30, gt=0, description="The most bytes of files one command's change set "
+                                 "may land (sparse files count at their size); a larger one is not applied.")
     undo_max_mb: int = Field(200, gt=0, description="Disk kept for undoing commands and file writes; oldest "
                              "entries are pruned first.")
 

@@ -24,23 +24,27 @@ def settings_rule_files(settings: "TepsSettings") -> list[Path]:
     return [Path(p) for p in [settings.allowlist_file, *settings.rule_files] if p]
 
 
-def load_policy(paths: list[Path], keep: "Callable[[Rule], bool] | None" = None) -> "PolicyState":
+def load_policy(paths: list[Path], keep: "Callable[[Rule], bool] | None" = None,
+                texts: "dict[Path, str] | None" = None) -> "PolicyState":
     """The policy state of a session: the rules of `paths` (each must exist), those `keep` refuses left out.
-    The one way TEPS gets its rules, whether the app builds it or `TEPSEngine(config)` builds itself."""
+    The one way TEPS gets its rules, whether the app builds it or `TEPSEngine(config)` builds itself. A path
+    in `texts` is not read again: its text is the one given (a workspace's rules as the user trusted them)."""
     from framework_core.policy.decide import PolicyState
 
-    missing = [str(p) for p in paths if not p.is_file()]
+    texts = texts or {}
+    missing = [str(p) for p in paths if p not in texts and not p.is_file()]
     if missing:
         raise ConfigError(f"rule file not found: {missing[0]}. Fix teps_settings.allowlist_file / rule_files.")
-    rules = load_rule_files(paths)
+    rules = load_rule_files(paths, texts)
     if keep is not None:
         rules.rules = [r for r in rules.rules if keep(r)]
     return PolicyState(rules=rules)
 
 
-def load_rule_file(path: Path) -> RuleSet:
-    """A `.yaml` file must be a YAML mapping with `rules:`; any other file may also be a plain allowlist."""
-    text = read_text(path, what="rule file")
+def load_rule_file(path: Path, text: str | None = None) -> RuleSet:
+    """A `.yaml` file must be a YAML mapping with `rules:`; any other file may also be a plain allowlist.
+    `text`: the file's text already read (not read again)."""
+    text = read_text(path, what="rule file") if text is None else text
     doc = YamlDoc(path, None)
     try:
         doc = parse_yaml(text, path)
@@ -55,10 +59,10 @@ def load_rule_file(path: Path) -> RuleSet:
         raise _worded(exc, doc) from None
 
 
-def load_rule_files(paths: list[Path]) -> RuleSet:
+def load_rule_files(paths: list[Path], texts: "dict[Path, str] | None" = None) -> RuleSet:
     merged = RuleSet()
     for path in paths:
-        merged.rules += load_rule_file(path).rules
+        merged.rules += load_rule_file(path, (texts or {}).get(path)).rules
     return merged
 
 

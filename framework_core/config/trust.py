@@ -11,16 +11,20 @@ The user's own config and `--config` files are theirs and always trusted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
+from framework_core.config.trust_pins import carry_pins, pin_note
+from framework_core.config.trust_runs import describe_files, digest_of, mcp_argv, run_files
 from framework_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from framework_core.config.trust_files import WorkspaceFiles
 
 STORE_NAME = "trust.json"
 #: Workspace config keys that widen what LACA does; everything else in that file (ui, persona, retry, ...)
@@ -30,6 +34,9 @@ GATED_KEYS = (("tools_files",), ("context_definition_file",), ("api_key_env_var"
               ("teps_settings", "allowlist_file"), ("teps_settings", "rule_files"), ("teps_settings", "keep_env"),
               ("teps_settings", "scrub_env_patterns"))
 NEVER_FROM_WORKSPACE = ("trusted_workspaces",)
+#: Gated settings that name files: the workspace files they name are trusted with them (their digests).
+FILE_KEYS = (("tools_files",), ("context_definition_file",), ("teps_settings", "allowlist_file"),
+             ("teps_settings", "rule_files"))
 # `${VAR}` / `${VAR:-default}` in an MCP server's settings: a variable of the user's environment it is given
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}")
 
@@ -42,29 +49,38 @@ class Addition:
     digest: str
 
 
-def digest_of(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 # ---- what a workspace brings ---------------------------------------------------------------------------
 
-def config_additions(layer: dict[str, Any]) -> list[tuple[Addition, tuple[str, ...]]]:
-    """The gated values of a workspace config layer, each with its key path."""
+def config_additions(layer: dict[str, Any], workspace: Path | None = None, files: "WorkspaceFiles | None" = None
+                     ) -> list[tuple[Addition, tuple[str, ...]]]:
+    """The gated values of a workspace config layer, each with its key path (an MCP server's digest covers the
+    workspace files it runs when `workspace` is given)."""
     out: list[tuple[Addition, tuple[str, ...]]] = []
     for top in GATED_MAPPINGS:
         entries = layer.get(top)
         if isinstance(entries, dict):
             for name, value in entries.items():
-                kind = "MCP server" if top == "mcp_servers" else "provider"
-                out.append((Addition(f"config:{top}.{name}", kind, _describe(top, name, value), digest_of(value)),
-                            (top, str(name))))
+                if top == "mcp_servers":
+                    out.append((server_addition(f"config:{top}.{name}", name, value, workspace, files),
+                                (top, str(name))))
+                    continue
+                out.append((Addition(f"config:{top}.{name}", "provider", _describe(top, name, value),
+                                     digest_of(value)), (top, str(name))))
     for path in GATED_KEYS:
         setting: Any = layer
         for part in path:
             setting = setting.get(part) if isinstance(setting, dict) else None
         if setting is not None:
             dotted = ".".join(path)
-            out.append((Addition(f"config:{dotted}", "setting", f"{dotted}: {_short(setting)}", digest_of(setting)),
+            named = {}  # a rule, tool or context file of the workspace: trusted as it is
+            if workspace is not None and path in FILE_KEYS:
+                named = run_files(setting if isinstance(setting, list) else [setting], workspace, None,
+                                  files.file_digest if files is not None else None)
+            out.append((Addition(f"config:{dotted}", "setting",
+                                 f"{dotted}: {_short(setting)}" + describe_files(named, "names"),
+                                 digest_of({"entry": setting, "files": named}) if named else digest_of(setting)),
                         path))
     return out
 
@@ -85,51 +101,81 @@ def filter_layer(layer: dict[str, Any], approved: frozenset[str]) -> dict[str, A
     return out
 
 
-def file_additions(workspace: Path) -> list[Addition]:
-    """MCP servers of `.mcp.json`, tools of `tools.yaml`, rules of `.laca/rules.yaml` (files that fail to
-    parse are left to the normal load, which names the problem)."""
+def file_additions(workspace: Path, files: "WorkspaceFiles | None" = None) -> list[Addition]:
+    """MCP servers of `.mcp.json`, tools of `tools.yaml`, rules of `.laca/rules.yaml`, from `files` (the texts
+    read once; read now without them). Files that fail to parse are left to the normal load, which names
+    the problem."""
+    from framework_core.config import trust_files as tf
+
+    files = files if files is not None and files.for_workspace(workspace) else tf.WorkspaceFiles.read(workspace)
     out: list[Addition] = []
-    if (workspace / ".mcp.json").is_file():
-        from framework_core.config.yaml_load import load_json
+    text = _text(files, tf.MCP_JSON)
+    if text is not None:
+        from framework_core.config.yaml_load import parse_json_doc
 
         try:
-            data = load_json(workspace / ".mcp.json", what=".mcp.json")
+            data = parse_json_doc(text, files.path(tf.MCP_JSON)).data
         except ConfigError:
             data = None
         servers = data.get("mcpServers") if isinstance(data, dict) else None
-        for name, value in (servers or {}).items():
-            out.append(Addition(f"mcp:{name}", "MCP server", _describe("mcp_servers", name, value), digest_of(value)))
-    if (workspace / "tools.yaml").is_file():
-        out += _tool_additions(workspace / "tools.yaml")
-    if (workspace / ".laca" / "rules.yaml").is_file():
-        out += _rule_additions(workspace / ".laca" / "rules.yaml")
+        for name, value in (servers if isinstance(servers, dict) else {}).items():
+            out.append(server_addition(f"mcp:{name}", name, value, files.workspace, files))
+    text = _text(files, tf.TOOLS)
+    if text is not None:
+        out += _tool_additions(files.path(tf.TOOLS), text, files)
+    text = _text(files, tf.RULES)
+    if text is not None:
+        out += _rule_additions(files.path(tf.RULES), text)
     return out
 
 
-def _tool_additions(path: Path) -> list[Addition]:
-    from framework_core.config.yaml_load import load_yaml
+def _text(files: "WorkspaceFiles", name: str) -> str | None:
+    try:
+        return files.text(name)
+    except ConfigError:
+        return None  # the load names the problem
+
+
+def server_addition(key: str, name: Any, value: Any, workspace: Path | None,
+                    files: "WorkspaceFiles | None" = None) -> Addition:
+    """An MCP server, trusted together with the workspace files its command line names (their digests)."""
+    runs = {}
+    if workspace is not None and isinstance(value, dict) and not value.get("url"):
+        cwd = value.get("cwd") if isinstance(value.get("cwd"), str) else None
+        runs = run_files(mcp_argv(value), workspace, cwd, files.file_digest if files is not None else None)
+    digest = digest_of({"entry": value, "runs": runs}) if runs else digest_of(value)
+    return Addition(key, "MCP server", _describe("mcp_servers", name, value) + describe_files(runs), digest)
+
+
+def _tool_additions(path: Path, text: str, files: "WorkspaceFiles") -> list[Addition]:
+    from framework_core.config.yaml_load import parse_yaml
 
     try:
-        items = load_yaml(path, what="tools file").data
+        items = parse_yaml(text, path).data
     except ConfigError:
         return []
     out = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and item.get("name"):
             cfg = item["config"] if isinstance(item.get("config"), dict) else {}
-            what = (f"runs {' '.join(map(str, cfg.get('command') or []))}" if item.get("type") == "cli"
+            cli = item.get("type") == "cli"
+            command: list[Any] = cfg["command"] if isinstance(cfg.get("command"), list) else []
+            what = (f"runs {' '.join(map(str, command))}" if cli
                     else f"calls {cfg.get('method', 'GET')} {cfg.get('base_url', '?')}")
             ask = "asks first" if item.get("requires_approval", True) else "runs WITHOUT asking"
-            out.append(Addition(f"tool:{item['name']}", "declared tool", f"{item['name']}: {what} ({ask})",
-                                digest_of(item)))
+            net = ("network: yes" if item.get("network") is True else "network: no") if cli else "network: yes"
+            runs = run_files(command, path.parent, None, files.file_digest) if cli else {}
+            digest = digest_of({"entry": item, "runs": runs}) if runs else digest_of(item)
+            out.append(Addition(f"tool:{item['name']}", "declared tool",
+                                f"{item['name']}: {what} ({ask}) · {net}" + describe_files(runs), digest))
     return out
 
 
-def _rule_additions(path: Path) -> list[Addition]:
+def _rule_additions(path: Path, text: str) -> list[Addition]:
     from framework_core.config.rule_files import load_rule_file
 
     try:
-        rules = load_rule_file(path).rules
+        rules = load_rule_file(path, text).rules
     except ConfigError:
         return []
     return [Addition(f"rule:{r.name}", "rule", r.describe().replace(f" ({r.source})", ""), digest_of(r.describe()))
@@ -149,11 +195,22 @@ def _describe(top: str, name: Any, value: Any) -> str:
     env = sorted((value.get("env") or {}).keys()) if isinstance(value.get("env"), dict) else []
     headers = sorted((value.get("headers") or {}).keys()) if isinstance(value.get("headers"), dict) else []
     given = sorted(set(_VAR.findall(json.dumps(value, default=str))))
-    unconfined = " — OUTSIDE the sandbox (sandbox: false)" if value.get("sandbox") is False else ""
     return (f"{name}: {where}" + (f" (env: {', '.join(env)})" if env else "")
             + (f" (headers: {', '.join(headers)})" if headers else "")
-            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + unconfined
-            + (f" — is offered the folders {_short(value['roots'])} as roots" if value.get("roots") else ""))
+            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + _reach(value)
+            + (f" · roots: {_short(value['roots'])}, with the workspace's access" if value.get("roots") else ""))
+
+
+def _reach(value: dict[str, Any]) -> str:
+    """What a server may reach: the network, and the workspace (read-only unless `workspace: write`)."""
+    if value.get("url"):
+        return " · network: yes (a remote server)"
+    if value.get("sandbox") is False:
+        return " — OUTSIDE the sandbox (sandbox: false): your own permissions, network: yes, writes anywhere"
+    net = "network: no" if value.get("network") is False else "network: yes"
+    ws = ("WRITES the workspace directly (workspace: write; no overlay, no undo)" if value.get("workspace") == "write"
+          else "workspace read-only")
+    return f" · {net} · {ws}"
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -167,6 +224,7 @@ def _short(value: Any, limit: int = 160) -> str:
 class Pending:
     addition: Addition
     previous: str | None  # the summary the user trusted before, when it changed
+    note: str | None = None  # what changed besides the entry (an MCP server's tool definitions)
 
 
 @dataclass
@@ -175,6 +233,8 @@ class TrustDecision:
 
     approved: frozenset[str] = frozenset()
     skipped: list[Pending] = field(default_factory=list)
+    trust_all: bool = False  # --trust or the user's trusted_workspaces: whatever the workspace brings
+    files: "WorkspaceFiles | None" = None  # the texts decided on: what the session uses (never read again)
 
     def allows(self, key: str) -> bool:
         return key in self.approved
@@ -183,23 +243,34 @@ class TrustDecision:
         if not self.skipped:
             return None
         names = ", ".join(f"{p.addition.kind} {p.addition.key.split(':', 1)[1]}"
-                          + (" (changed)" if p.previous is not None else "") for p in self.skipped)
+                          + (f" ({p.note})" if p.note else " (changed)" if p.previous is not None else "")
+                          for p in self.skipped)
         return (f"Not used, not trusted yet: {names} from the workspace {workspace}. Start the REPL there to "
                 "review them, or pass --trust.")
 
 
 class TrustStore:
-    """`trust.json` in LACA's data directory (hidden from commands by the sandbox)."""
+    """`trust.json` in LACA's data directory (hidden from commands by the sandbox), read and written through
+    `JsonStore`: one writer at a time under a lock, atomic replace, the shape checked on read; a damaged file is
+    moved aside and said, with what is lost, never silently replaced."""
 
     def __init__(self, path: Path) -> None:
+        from framework_core.config.json_store import JsonStore
+
         self.path = path
+        self.store = JsonStore(path, what="workspace trust store", check=_checked_store,
+                               empty=lambda: {"workspaces": {}}, lost=_lost_trust, max_depth=64)
+
+    @property
+    def problems(self) -> list[str]:
+        return self.store.problems
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data: dict[str, Any] = self.store.read()
+        except OSError:
             return {"workspaces": {}}
-        return data if isinstance(data, dict) and isinstance(data.get("workspaces"), dict) else {"workspaces": {}}
+        return data
 
     def recorded(self, workspace: Path) -> dict[str, dict[str, str]]:
         entry = self._read()["workspaces"].get(str(workspace.resolve()), {})
@@ -213,24 +284,55 @@ class TrustStore:
         pending: list[Pending] = []
         for a in additions:
             old = seen.get(a.key)
-            if isinstance(old, dict) and old.get("digest") == a.digest:
+            if isinstance(old, dict) and old.get("digest") == a.digest and not old.get("tools_seen"):
                 ok.add(a.key)
             else:
-                pending.append(Pending(a, old.get("summary") if isinstance(old, dict) else None))
+                pending.append(Pending(a, old.get("summary") if isinstance(old, dict) else None,
+                                       pin_note(old) if isinstance(old, dict) else None))
         return ok, pending
 
     def record(self, workspace: Path, additions: Iterable[Addition]) -> None:
-        """Remember these additions as trusted (atomic write; a failure leaves the old store)."""
-        data = self._read()
-        entry = data["workspaces"].setdefault(str(workspace.resolve()), {})
+        """Remember these additions as trusted: read, changed and written back under the store's lock (so two
+        LACAs trusting at once keep both decisions), atomically (a failure leaves the old store)."""
+        with self.store.update() as data:
+            entry = data["workspaces"].setdefault(str(workspace.resolve()), {})
+            items = entry.setdefault("items", {})
+            for a in additions:
+                items[a.key] = carry_pins(items.get(a.key), {"digest": a.digest, "summary": a.summary,
+                                                             "kind": a.kind})
+            entry["trusted_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+
+    def edit(self):  # -> ContextManager[dict]
+        """Read-modify-write of the whole store under its lock (the pins of tool definitions use it)."""
+        return self.store.update()
+
+
+def _checked_store(data: Any) -> dict[str, Any]:
+    """The trust store's shape: {"workspaces": {path: {"items": {key: {"digest": str, ...}}, ...}}}. Extra keys
+    are kept (a later LACA may record more of an item)."""
+    if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
+        raise ValueError('no "workspaces" object at the top')
+    for where, entry in data["workspaces"].items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"the entry of {where} is not an object")
         items = entry.setdefault("items", {})
-        for a in additions:
-            items[a.key] = {"digest": a.digest, "summary": a.summary, "kind": a.kind}
-        entry["trusted_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        if not isinstance(items, dict):
+            raise ValueError(f'"items" of {where} is not an object')
+        for key, item in items.items():
+            if not isinstance(item, dict) or not isinstance(item.get("digest"), str):
+                raise ValueError(f"item {key} of {where} has no digest")
+            if not isinstance(item.get("summary", ""), str) or not isinstance(item.get("kind", ""), str):
+                raise ValueError(f"item {key} of {where} has a summary or kind that is not text")
+    return data
+
+
+def _lost_trust(loose: Any) -> str:
+    spaces = loose.get("workspaces") if isinstance(loose, dict) else None
+    if isinstance(spaces, dict) and spaces:
+        named = ", ".join(map(str, list(spaces)[:3])) + (" …" if len(spaces) > 3 else "")
+        return (f"the trust you gave {len(spaces)} workspace(s) ({named}); LACA asks about what they bring "
+                "again (or pass --trust)")
+    return "every workspace's trust it recorded; LACA asks about what a workspace brings again (or pass --trust)"
 
 
 def listed_by_user(workspace: Path, listed: Iterable[Any]) -> bool:
@@ -259,13 +361,16 @@ def default_store() -> TrustStore:
     return TrustStore(user_data_dir() / STORE_NAME)
 
 
-def decide(workspace: Path, additions: list[Addition], store: TrustStore, *, trust_all: bool) -> TrustDecision:
-    """Without asking: what was trusted as it is now, plus everything when the user said so (flag, config)."""
+def decide(workspace: Path, additions: list[Addition], store: TrustStore, *, trust_all: bool,
+           answered: dict[str, str] | None = None, files: "WorkspaceFiles | None" = None) -> TrustDecision:
+    """Without asking: what was trusted as it is now, plus everything when the user said so (flag, config),
+    plus what the user said yes to at the trust question (`answered`: key -> the digest of what was shown)."""
     ok, pending = store.pending(workspace, additions)
-    if trust_all and pending:
+    yes = [p for p in pending if trust_all or (answered or {}).get(p.addition.key) == p.addition.digest]
+    if yes:
         try:
-            store.record(workspace, [p.addition for p in pending])
+            store.record(workspace, [p.addition for p in yes])
         except OSError:
             pass  # still trusted for this run; remembering failed (read-only home)
-        return TrustDecision(frozenset(ok | {p.addition.key for p in pending}))
-    return TrustDecision(frozenset(ok), pending)
+    return TrustDecision(frozenset(ok | {p.addition.key for p in yes}), [p for p in pending if p not in yes],
+                         trust_all=trust_all, files=files)

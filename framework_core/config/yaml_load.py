@@ -130,7 +130,11 @@ def load_json(path: Path, *, what: str = "JSON file", max_bytes: int = MAX_BYTES
 
 def load_json_doc(path: Path, *, what: str = "JSON file", max_bytes: int = MAX_BYTES) -> YamlDoc:
     """A JSON file with the line of each key path, duplicate keys rejected, errors naming file and line."""
-    text = read_text(path, what=what, max_bytes=max_bytes)
+    return parse_json_doc(read_text(path, what=what, max_bytes=max_bytes), path)
+
+
+def parse_json_doc(text: str, path: Path) -> YamlDoc:
+    """`load_json_doc` of a text already read (`path` names it in errors)."""
     try:
         data = json.loads(text)
         lines = _JsonLines(text, path).read()

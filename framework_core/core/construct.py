@@ -47,11 +47,19 @@ def tool_file_paths(loaded: "LoadedConfig") -> list[Path]:
     return paths
 
 
+def workspace_text(loaded: "LoadedConfig", name: str) -> str | None:
+    """A workspace addition file's text as the trust decision read it (config/trust_files.py); None: read it
+    now (no decision was made on it: a config loaded without one)."""
+    files = loaded.trust.files
+    return files.text(name) if files is not None and files.for_workspace(loaded.workspace) else None
+
+
 def build_policy_state(loaded: "LoadedConfig") -> "PolicyState":
     from framework_core.config.rule_files import load_policy
 
     auto = str(loaded.workspace / WORKSPACE_RULES)  # read because it is there, not because the user named it
-    return load_policy(rule_file_paths(loaded),
+    text = workspace_text(loaded, str(WORKSPACE_RULES))
+    return load_policy(rule_file_paths(loaded), texts={Path(auto): text} if text is not None else None,
                        keep=lambda r: r.source != auto or loaded.trust.allows(f"rule:{r.name}"))
 
 
@@ -68,7 +76,7 @@ def build_registry(loaded: "LoadedConfig") -> "ToolRegistry":
                 raise ConfigError(f"tools file not found: {path}. Fix tools_files in framework_config.yaml.")
             auto = path.resolve() == (loaded.workspace / WORKSPACE_TOOLS).resolve() and str(path) not in [
                 str(Path(p)) for p in loaded.config.tools_files]
-            for spec in load_tools_file(path):
+            for spec in load_tools_file(path, workspace_text(loaded, WORKSPACE_TOOLS) if auto else None):
                 if auto and not loaded.trust.allows(f"tool:{spec.name}"):
                     continue  # the workspace's own tools.yaml: only what the user trusted
                 if spec.name in registry:
@@ -83,7 +91,7 @@ def build_sandbox(loaded: "LoadedConfig") -> "Sandbox":
     cfg = loaded.config.sandbox
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
                    hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
-                   use_overlay=cfg.overlay)
+                   use_overlay=cfg.overlay, max_apply_bytes=cfg.max_apply_bytes)
 
 
 def build_undo(loaded: "LoadedConfig", folder: Path | None = None) -> "UndoStore":

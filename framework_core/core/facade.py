@@ -139,11 +139,12 @@ class Facade:
         return notes
 
     def close(self) -> Closed:
-        """End the session: MCP servers stopped, the provider, model and persona recorded for --continue, the
-        transcript written. Safe to call twice."""
+        """End the session: MCP servers stopped, the sandbox's temporary folders removed, the provider, model
+        and persona recorded for --continue, the transcript written. Safe to call twice."""
         if self._closed is None:
             if self.agent.mcp is not None:
                 self.agent.mcp.close()
+            self.agent.teps.sandbox.close()  # its runtime folder in TMPDIR: left as it was found
             self._closed = self._close_session()
         return self._closed
 

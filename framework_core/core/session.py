@@ -9,7 +9,6 @@ and writes them as soon as the disk takes them again; the UI is told once, and t
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import time
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from framework_core.config.json_store import loads_bounded
 from framework_core.core.history import repair
 from framework_core.core.journal import SessionBusy, Transcript
 from framework_core.core.accounting import Ledger
@@ -27,6 +27,11 @@ __all__ = ["LoadedSession", "MessageManager", "SessionBusy", "SessionInfo", "Tra
 
 ROLES = ("user", "assistant", "tool_result")
 MAX_BACKLOG_BYTES = 64 * 1024 * 1024  # unwritten records kept for a retry; past this the oldest are dropped
+MAX_RECORD_DEPTH = 200  # a line nested deeper is a damaged record (skipped and said), never a RecursionError
+
+
+def _loads(line: str) -> Any:
+    return loads_bounded(line, max_depth=MAX_RECORD_DEPTH)
 
 
 def new_session_id() -> str:
@@ -85,7 +90,7 @@ def load_transcript(path: Path) -> LoadedSession:
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                rec = _loads(line)
                 if not isinstance(rec, dict):
                     raise ValueError("not an object")
                 kind = rec.get("type")
@@ -147,7 +152,7 @@ def latest_session(data_dir: Path, workspace: Path) -> Path | None:
 def _workspace(line: str) -> str:
     """The workspace a transcript's meta record names ('' when the line cannot be read)."""
     try:
-        return str(json.loads(line).get("workspace", ""))
+        return str(_loads(line).get("workspace", ""))
     except (ValueError, AttributeError):
         return ""
 
@@ -177,7 +182,7 @@ def _peek(path: Path) -> SessionInfo | None:
                     count += 1
                     if not preview and '"role": "user"' in line:
                         try:
-                            preview = json.loads(line)["message"]["content"][:60].replace("\n", " ")
+                            preview = _loads(line)["message"]["content"][:60].replace("\n", " ")
                         except (ValueError, KeyError, TypeError, AttributeError):
                             pass
         return SessionInfo(path.stem, path, ws, path.stat().st_mtime, count, preview)

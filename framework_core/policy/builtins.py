@@ -36,6 +36,11 @@ SET_OPTS = {"-e", "-u", "-x", "-v", "-f", "-C", "-o", "+e", "+u", "+x", "+v", "-
 SET_OPTION_NAMES = {"pipefail", "errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber"}
 
 
+#: An arithmetic assignment: `x = 1`, `x += 1`, `x++`, `--x` (not `==`).
+ARITH_ASSIGN = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^]]*\])?\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|"
+                          r"([A-Za-z_]\w*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)")
+
+
 def prefix_problem(name: str, value: str) -> str:
     if name in HARMLESS_PREFIX or name.startswith("LC_"):
         return ""
@@ -54,6 +59,10 @@ def arith_problem(text: str, ctx: Ctx, local: set[str] | frozenset[str] = frozen
     """Why evaluating `text` as arithmetic is not known to be harmless ("" when it is)."""
     if "$(" in text or "`" in text:
         return "arithmetic on a command's output evaluates it as code"
+    for name in ARITH_ASSIGN.findall(text):
+        target = next(n for n in name if n)
+        if assignment_problem(target):
+            return assignment_problem(target)
     for name in NAME.findall(re.sub(r"\$\{?([#?$!])", " ", text)):
         if name in INT_SPECIALS or name in local:
             continue
@@ -92,6 +101,8 @@ def _read(argv: list[str]) -> str:
         if a in value_opts:
             if a == "-a" and i + 1 < len(argv) and not NAME.fullmatch(argv[i + 1]):
                 return "read -a into a computed name"
+            if a == "-a" and i + 1 < len(argv) and assignment_problem(argv[i + 1]):
+                return assignment_problem(argv[i + 1])
             i += 2
             continue
         if a.startswith("-") and set(a[1:]) <= set("rse"):
@@ -99,6 +110,8 @@ def _read(argv: list[str]) -> str:
             continue
         if not NAME.fullmatch(a):
             return f"read into '{a}', which bash evaluates (a subscript can run code)"
+        if assignment_problem(a):
+            return assignment_problem(a)
         i += 1
     return ""
 
@@ -169,6 +182,8 @@ def _problem(argv: list[str], ctx: Ctx) -> tuple[str, str] | None:
 def builtin(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
     """The verdict for a shell builtin, or None when argv[0] is not one handled here."""
     name, args = argv[0], argv[1:]
+    if name in ("read", "mapfile", "readarray", "getopts", "printf", "wait"):  # the names it assigns are ours
+        ctx.declared.update(a for a in args if NAME.fullmatch(a))
     if name in ("cd", "pushd"):
         _cd(words[1:], ctx)
         return safe(argv, "changes the working directory of this command")
@@ -203,7 +218,10 @@ def declaration(head: str, flags: list[str], names: list[str], ctx: Ctx) -> Verd
     if not names:
         return confirm(argv, f"{head} {' '.join(flags)} prints variables, which may include secrets")
     for n in names:
-        why = assignment_problem(n)
+        name = n.split("=", 1)[0]
+        if not NAME.fullmatch(name.split("[", 1)[0]):
+            return confirm(argv, f"{head} of '{n}': the name is computed at run time")
+        why = assignment_problem(name.split("[", 1)[0])
         if why:
             return confirm(argv, why)
     return Verdict(Level.SAFE, (f'"{" ".join(argv)}": only changes this command\'s own variables',))

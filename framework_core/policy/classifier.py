@@ -84,14 +84,22 @@ def _run(cmd: str, ctx: Ctx) -> tuple[Verdict, Flow]:
 
 
 def _classify(cmd: str, depth: int = 0) -> Verdict:
-    ctx = Ctx(depth=depth, recurse=_nested)
-    return _run(cmd, ctx)[0]
+    """One classification, uncached."""
+    return _run(cmd, Ctx(depth=depth, recurse=_nested))[0]
 
 
 @lru_cache(maxsize=2048)
+def analyse(cmd: str) -> tuple[Verdict, tuple[tuple[str, ...], ...]]:
+    """The verdict and every simple command the walk judged (as written, and again with its wrappers taken
+    off), in the order met: what rules are matched against."""
+    ctx = Ctx(depth=0, recurse=_nested)
+    try:
+        verdict = _run(cmd, ctx)[0]
+    except RecursionError:
+        verdict = Verdict(Level.NEEDS_CONFIRM, ("the command is too deeply nested to inspect",))
+    return verdict, tuple(dict.fromkeys(ctx.segments))
+
+
 def classify_command(cmd: str) -> Verdict:
     """Safe / NeedsConfirm / Dangerous for a whole command line, with reasons riskiest first."""
-    try:
-        return _classify(cmd, 0)
-    except RecursionError:
-        return Verdict(Level.NEEDS_CONFIRM, ("the command is too deeply nested to inspect",))
+    return analyse(cmd)[0]

@@ -40,6 +40,7 @@ class Word:
     flow: Flow = Flow()  # what its substitutions do (their output becomes part of the word)
     names: tuple[str, ...] = ()  # variables it expands
     listed: bool = False  # only the output of a read-only file lister ($(git ls-files), $(find . -name …))
+    samples: tuple[str, ...] = ()  # for a listed word: resolved patterns of the names the lister can print
 
 
 @dataclass
@@ -58,6 +59,12 @@ class Ctx:
     lister_seen: bool = False  # this code lists file names (for the next pipeline stage)
     recurse: "Callable[[str, Ctx], tuple[Verdict, Flow]] | None" = None  # classify nested shell code
     budget: list[int] = field(default_factory=lambda: [BUDGET])  # shared by the whole walk
+    #: every simple command the walk judged, as written and with its wrappers taken off (shared by the walk;
+    #: rules are matched against these, so a deny rule sees `make deploy` inside `timeout 60 …` or `bash -c`)
+    segments: list[tuple[str, ...]] = field(default_factory=list)
+    lister_samples: tuple[str, ...] = ()  # resolved patterns of the names it lists ("src/*", "/home/§/.ssh/*")
+    stdin_samples: tuple[str, ...] = ()  # the same for the names arriving on standard input
+    declared: set[str] = field(default_factory=set)  # variables this command line assigns (not the environment's)
 
     def spend(self) -> bool:
         """Take one unit of work; False (and a reason, once) when the command line is too large to inspect."""
@@ -70,7 +77,7 @@ class Ctx:
         """A subshell: sees the state, its own changes do not come back."""
         return Ctx(self.depth, [], self.cwd, dict(self.values), dict(self.tainted), set(self.downloaded),
                    set(self.fetched), set(self.net_fds), dict(self.arrays), Flow(), False, False, self.recurse,
-                   self.budget)
+                   self.budget, self.segments, declared=set(self.declared))
 
     def nested(self, code: str) -> tuple[Verdict, Flow]:
         """Classify code this command runs (bash -c, eval, find -exec …) one level deeper."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from framework_core.policy.context import Ctx, Word, confirm, danger, safe, shell_join
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.paths import deletion_reason
+from framework_core.policy.paths import deletion_reason, holds_secrets, read_location_problem, show
 from framework_core.policy.targets import resolve
 
 TESTS_WITH_VALUE = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type",
@@ -53,6 +53,13 @@ def find(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
         else:
             verdicts.append(confirm(argv, f"find {a} is not known to be harmless"))
             i += 1
+    for t in roots:  # find walks the whole tree below each start: only where reading is known harmless
+        where = f"a path known only at run time ({t.unknown})" if t.unknown else \
+            ("" if not holds_secrets(t.path) else f"all of {show(t.path)}, which holds credentials") or \
+            (read_location_problem(t.path, t.glob, recursive=True) or "")
+        if where:
+            verdicts.append(confirm(argv, f"walks {where}"))
+            break
     if not verdicts:
         return safe(argv, "lists files")
     return Verdict.combine(verdicts)

@@ -85,3 +85,27 @@ def _subcommand(argv: list[str], sub: str, rest: list[str], ctx: Ctx) -> list[Ve
         code = " ".join(rest[1:])
         out.append(Verdict.combine([ctx.nested(code)[0], confirm(argv, "git bisect run runs a command")]))
     return out
+
+
+def other_repository(argv: list[str], ctx: Ctx) -> str:
+    """Why this git command may work on a repository other than the workspace's own ("" when it cannot):
+    `-C DIR`, a working directory changed by `cd`, `--no-index` (no repository: any files). Another repository's
+    configuration (textconv, fsmonitor, pager …) runs commands, so git there is never known harmless."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        a = argv[i]
+        value = argv[i + 1] if i + 1 < len(argv) else ""
+        if a == "-C" and value not in (".", "./"):
+            return f"runs git in {value}, which may be another repository (its configuration can run commands)"
+        if a.startswith("-C") and len(a) > 2 and a[2:] not in (".", "./"):
+            return f"runs git in {a[2:]}, which may be another repository (its configuration can run commands)"
+        i += 2 if a in GLOBAL_VALUE else 1
+    if ctx.cwd is None or ctx.cwd not in ("", "."):
+        where = "a directory known only at run time" if ctx.cwd is None else ctx.cwd
+        return f"runs git in {where}, which may be another repository (its configuration can run commands)"
+    if "--no-index" in argv[i + 1:]:
+        return "git --no-index works outside any repository, on whatever paths it is given"
+    if argv[i:i + 2] == ["config", "edit"] or (argv[i:i + 1] == ["config"] and argv[i + 1:i + 2] in (
+            ["set"], ["unset"], ["rename-section"], ["remove-section"])):
+        return f"git config {argv[i + 1]} changes configuration"
+    return ""

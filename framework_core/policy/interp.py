@@ -7,6 +7,9 @@ pipes: `curl … | sh` (or `| $SHELL`, `| python3 -`, `| make -f -`) runs what t
 
 from __future__ import annotations
 
+import posixpath
+import re
+
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, shell_join
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.targets import resolve
@@ -23,6 +26,20 @@ CODE_OPTS = {"python": ("-c", "-m"), "perl": ("-e", "-E"), "ruby": ("-e",), "nod
              "Rscript": ("-e",), "deno": ("eval", "run", "repl"), "bun": ("-e", "--eval", "run", "x"),
              "sqlite3": ("-cmd",), "psql": ("-c", "-f"), "mysql": ("-e", "--execute"), "vim": ("-c", "--cmd", "-S")}
 STDIN_SCRIPTS = {"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"}
+#: Any spelling of standard input or another open descriptor (/dev//stdin, /dev/fd/3, /proc/self/fd/3 …).
+FD_PATH = re.compile(r"/dev/(?:stdin|fd/\d+)|/proc/(?:self|thread-self|\d+)/fd/\d+")
+
+
+def is_stdin(arg: str) -> bool:
+    """Does this script argument read what arrives on a descriptor (stdin, or one redirected like 3<&0)?"""
+    return arg == "-" or bool(FD_PATH.fullmatch(posixpath.normpath("/" + arg.lstrip("/")) if arg.startswith("/")
+                                                 else arg))
+
+
+def network_fd(arg: str, ctx: Ctx) -> bool:
+    """/dev/fd/N (any spelling) where N was opened on what the network returned (`3< <(curl …)`)."""
+    m = re.search(r"/fd/+(\d+)$", arg)
+    return m is not None and is_stdin(arg) and m.group(1) in ctx.net_fds
 
 
 def _family(name: str) -> str:
@@ -60,7 +77,9 @@ def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
         if plain and inner.level == Level.SAFE and not words[1 + i].dynamic:
             return inner, flow
         return Verdict.combine([inner, confirm(argv, "runs a shell")]), flow
-    if stdin or i >= len(args) or args[i] in STDIN_SCRIPTS:
+    if i < len(args) and network_fd(args[i], ctx):
+        return danger(argv, "runs what a network fetch returned"), Flow()
+    if stdin or i >= len(args) or is_stdin(args[i]):
         return confirm(argv, f"{argv[0]} runs commands from its input"), Flow(runs_input=True)
     return _script(argv, words, 1 + i, ctx)
 
@@ -79,20 +98,43 @@ def _script(argv: list[str], words: list[Word], idx: int, ctx: Ctx) -> tuple[Ver
     return confirm(argv, f"{argv[0]} runs the script {w.text}"), Flow()
 
 
+#: Modules that fetch packages or serve (`python -m pip install`, `python -m build` fetches its build backend).
+NETWORK_MODULES = {"http.server", "build", "twine", "pipx", "poetry", "uv", "pdm", "hatch", "conda", "ensurepip"}
+
+
+def module_uses_network(rest: list[str]) -> bool:
+    from framework_core.policy.network import uses_network
+
+    if not rest:
+        return False
+    module = rest[0]
+    if module in ("pip", "pip3"):
+        return uses_network(["pip", *rest[1:]])
+    return module in NETWORK_MODULES or (module == "uv" and uses_network(["uv", *rest[1:]]))
+
+
 def language(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     """python, node, perl …: the code is in another language, so it asks; network input is Dangerous."""
     name = _family(argv[0])
     if any(w.flow.network or set(w.names) & ctx.fetched for w in words[1:]):
         return danger(argv, f"{argv[0]} runs code that came from the network"), Flow()
+    from framework_core.policy.network import uses_network
+
+    if uses_network(argv):  # bun install, deno cache …: a package manager as much as a language
+        return confirm(argv, f"{argv[0]} {argv[1] if len(argv) > 1 else ''} fetches packages", network=True), Flow()
     code_opts = CODE_OPTS.get(name, ())
     args = argv[1:]
     for i, a in enumerate(args):
         if a in code_opts or any(a.startswith(o) and len(o) == 2 and len(a) > 2 for o in code_opts):
             what = "a module from the working directory first" if a == "-m" else "inline code"
-            network = a == "-m" and args[i + 1:i + 2] and args[i + 1] in ("pip", "http.server", "ensurepip")
-            return confirm(argv, f"{argv[0]} runs {what}", network=bool(network)), Flow()
+            network = a == "-m" and module_uses_network(args[i + 1:])
+            code = words[2 + i] if a in code_opts and 2 + i < len(words) else words[1 + i]
+            # code computed at run time (perl -e "$(cat)") may be what arrives on standard input
+            return confirm(argv, f"{argv[0]} runs {what}", network=network), Flow(runs_input=code.dynamic)
+        if network_fd(a, ctx):
+            return danger(argv, "runs what a network fetch returned"), Flow()
         if not a.startswith("-"):
-            if a in STDIN_SCRIPTS:
+            if is_stdin(a):
                 break
             return _script(argv, words, 1 + i, ctx)
     return confirm(argv, f"{argv[0]} runs code from its input"), Flow(runs_input=True)
@@ -109,7 +151,7 @@ def eval_(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
 def source(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     if len(argv) < 2:
         return confirm(argv, "source without a file"), Flow()
-    if argv[1] in STDIN_SCRIPTS:
+    if is_stdin(argv[1]):
         return confirm(argv, "runs commands from its input in this shell"), Flow(runs_input=True)
     verdict, _ = _script(argv, words, 1, ctx)
     return Verdict.combine([verdict, confirm(argv, "runs a script in this shell")]), Flow()
@@ -125,14 +167,30 @@ def xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[list[Word], Ver
         i += 2 if a in value_opts else 1
         if a == "--":
             break
+    unknown = next((a for a in argv[1:i] if not _xargs_option_known(a, value_opts)), None)
     inner = words[i:] or [Word("echo")]
+    if unknown is not None:  # an option read wrongly could hide where the command starts
+        return inner, confirm(argv, f"xargs {unknown} is not an option LACA knows for xargs"), Flow(runs_input=True)
     runs = inner[0].text.rsplit("/", 1)[-1] in SHELLS | LANGS | {"eval", "source", "."} or inner[0].dynamic
     return inner, confirm(argv, "xargs runs a command with arguments from its input"), Flow(runs_input=runs)
 
 
+XARGS_FLAGS = {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x", "--exit",
+               "-o", "--open-tty", "--show-limits", "--"}
+XARGS_ATTACHED = ("-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "-i", "-l", "-e", "--arg-file=", "--delimiter=",
+                  "--max-args=", "--max-procs=", "--replace", "--eof", "--max-lines", "--max-chars=")
+
+
+def _xargs_option_known(a: str, value_opts: set[str]) -> bool:
+    """GNU xargs's options, from its manual (values attached or in the next word; clusters of flags)."""
+    if a in XARGS_FLAGS or a in value_opts or a.startswith(XARGS_ATTACHED):
+        return True
+    return not a.startswith("--") and all("-" + c in XARGS_FLAGS for c in a[1:])
+
+
 def make(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     args = argv[1:]
-    stdin = any((a in ("-f", "--file", "--makefile") and args[i + 1:i + 2] and args[i + 1] in STDIN_SCRIPTS) or
+    stdin = any((a in ("-f", "--file", "--makefile") and args[i + 1:i + 2] and is_stdin(args[i + 1])) or
                 a in ("-f-", "--file=-", "--makefile=-") for i, a in enumerate(args))
     return confirm(argv, "make runs the recipes of a Makefile"), Flow(runs_input=stdin)
 

@@ -12,7 +12,8 @@ from functools import lru_cache
 
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.paths import device_reason, holds_secrets, secret_reason, show, write_reason
+from framework_core.policy.paths import (device_reason, holds_secrets, read_location_problem, secret_reason, show,
+                                         write_reason)
 from framework_core.policy.spec import Parsed, Spec, check_examples, parse
 from framework_core.policy.targets import resolve
 
@@ -121,12 +122,12 @@ def _inside_problem(p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> str:
     return ""
 
 
-def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, str]:
+def read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, str]:
     """(why reading this word's file is not harmless, the secret it may carry)."""
     if w.flow.secret:
         return f"reads a file named by {w.flow.secret}", w.flow.secret
     if w.listed:
-        return "", ""
+        return listed_problem(w.samples)
     word = Word(text, w.dynamic, w.quoted, w.tilde and text == w.text, w.glob)
     for t in resolve(word, ctx):
         if t.unknown:
@@ -139,20 +140,62 @@ def _read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, s
             return f"reads {device} directly (everything on it, secrets included)", device
         if recursive and holds_secrets(t.path):
             return f"reads all of {show(t.path)}, which holds credentials", f"files under {show(t.path)}"
+        where = read_location_problem(t.path, t.glob, recursive)
+        if where:
+            return f"reads {where}", ""
     return "", ""
+
+
+#: Programs given names that still look inside: tree and du walk the whole tree below (and `ls -R`), file
+#: and unzip read the files' contents. They look only where reading would be known harmless. A plain `ls`
+#: shows one directory's names, and realpath or stat none at all.
+NAME_WALKERS = {"tree", "du", "file", "unzip", "zipinfo"}
+
+
+def listed_problem(samples: tuple[str, ...]) -> tuple[str, str]:
+    """Names a read-only lister printed: judged by where they can be and what they can be called."""
+    for sample in samples:
+        if sample.startswith("$"):
+            return "reads files listed in a directory known only at run time", ""
+        why = secret_reason(sample, True)
+        if why:
+            return f"reads listed files, which can be {why}", why
+        where = read_location_problem(sample, True)
+        if where:
+            return f"reads listed files: {where}", ""
+    return "", ""
+
+
+def where_problem(w: Word, ctx: Ctx, recursive: bool) -> str:
+    """Why the place a word names is not known to be harmless to look at ("" when it is)."""
+    if w.listed:
+        return ""
+    for t in resolve(w, ctx):
+        if t.unknown:
+            return f"a path known only at run time ({t.unknown})"
+        if recursive and holds_secrets(t.path):
+            return f"all of {show(t.path)}, which holds credentials"
+        why = read_location_problem(t.path, t.glob, recursive)
+        if why:
+            return why
+    return ""
 
 
 def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> tuple[str, str]:
     recursive = s.always_recursive or bool(p.seen & s.recursive)
     if recursive and s.operands in ("files", "pattern") and len(p.operands) <= (s.operands == "pattern"):
-        why, secret = _read_problem(Word("."), ".", True, ctx)  # no path: the working directory, recursively
+        why, secret = read_problem(Word("."), ".", True, ctx)  # no path: the working directory, recursively
         if why:
             return why, secret
     for role, idx, value in p.values:
         if role == "read":
-            why, secret = _read_problem(words[offset + idx], value, False, ctx)
+            why, secret = read_problem(words[offset + idx], value, False, ctx)
             if why:
                 return why, secret
+    if s.operands == "names" and (s.program in NAME_WALKERS or recursive):  # walked: only where reading is harmless
+        listed = [words[offset + i] for i in p.operands] or [Word(".")]
+        where = next((found for word in listed if (found := where_problem(word, ctx, recursive))), "")
+        return (f"looks at {where}", "") if where else ("", "")
     if s.operands not in ("files", "pattern"):
         return "", ""
     operands = p.operands
@@ -160,7 +203,7 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
         operands = operands[1:]
     for idx in operands:
         w = words[offset + idx]
-        why, secret = _read_problem(w, w.text, recursive, ctx)
+        why, secret = read_problem(w, w.text, recursive, ctx)
         if why:
             return why, secret
     return "", ""

@@ -64,7 +64,7 @@ def _subcommand(argv: list[str]) -> str:
 
 
 def uses_network(argv: list[str]) -> bool:
-    name = argv[0]
+    name = re.sub(r"^pip[0-9.]+$", "pip", argv[0])
     if name in ALWAYS:
         return True
     if name == "rsync":

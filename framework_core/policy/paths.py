@@ -45,6 +45,13 @@ CREDENTIALS = (
     # shell start-up files often export tokens; direnv files exist to hold them
     "~/.bashrc", "~/.bash_profile", "~/.profile", "~/.zshrc", "~/.zshenv", "~/.zprofile", "~/.config/fish/config.fish",
     ".envrc", "*/.envrc",
+    # credential shapes inside a workspace
+    "*secrets.y*ml", "*secrets.json", "*secrets.toml", "*.secret", "*.secrets", "*credentials", "*credentials.json",
+    "*credentials.y*ml", "*credentials.toml", "*credentials.ini", "*credentials.conf", "*credentials.xml",
+    "*credentials.csv",
+    "*.kdbx", "*.keystore", "*.jks", "*.ppk", "*.tfvars", "*.tfstate", "*.tfstate.backup", "*.htpasswd",
+    "*service-account*.json", "*service_account*.json", ".npmrc", "*/.npmrc", ".pypirc", "*/.pypirc", ".pgpass",
+    "*/.pgpass", ".my.cnf", "*/.my.cnf", "*.ovpn", "*.gpg", "*.keychain*", "*.age", ".vault-token",
 )
 #: Concrete samples a glob is tried against: `cat ~/.ss?/*` reaches a key even though no pattern says so.
 CREDENTIAL_SAMPLES = ("~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.aws/credentials", "~/.netrc", "/proc/1/environ",
@@ -196,10 +203,31 @@ def outside(path: str) -> bool:
 TEMPLATES = re.compile(r"(^|/)\.env\.(example|sample|template|dist|defaults?)$")
 
 
+#: Credential file names a pattern is tried against in its own directory (`config/secret*`, `*/*.key`).
+CREDENTIAL_NAMES = (".env", ".env.local", ".env.production", "secrets.yml", "secrets.yaml", "secrets.json",
+                    "credentials", "credentials.json", "id_rsa", "id_ed25519", "server.key", "tls.pem",
+                    "terraform.tfvars", "terraform.tfstate", ".npmrc", ".pypirc", ".netrc", ".git-credentials",
+                    "service-account.json", "keystore.jks", ".htpasswd", ".pgpass", "vault.kdbx", ".envrc")
+
+
+def _names_beside(pattern: str) -> tuple[str, ...]:
+    """Credential names in every directory the pattern's own directory part names literally. A last part
+    that is only `*` (every visible name, as listers give) is left to the samples above, or `wc -l *` and
+    `git ls-files | xargs wc -l` would ask in every workspace."""
+    head, _, last = pattern.rpartition("/")
+    if last in ("*", "**"):
+        return ()
+    if any(c in head for c in "*?["):  # a pattern directory: try the names one and two levels below a sample
+        return tuple(f"{d}/{n}" for d in ("x", "x/y") for n in CREDENTIAL_NAMES) + CREDENTIAL_NAMES
+    return tuple(f"{head}/{n}" if head else n for n in CREDENTIAL_NAMES)
+
+
 def secret_reason(path: str, glob: bool = False) -> str | None:
     """What secret reading `path` reveals ("the credential file ~/.ssh/id_rsa"), or None."""
-    if TEMPLATES.search(path) or not _matches(path, CREDENTIALS, glob, CREDENTIAL_SAMPLES):
-        return None
+    samples = CREDENTIAL_SAMPLES + (_names_beside(path) if glob else ())
+    if TEMPLATES.search(path) or not (_matches(path, CREDENTIALS, glob, samples) or (
+            path.lower() != path and _matches(path.lower(), CREDENTIALS, glob, samples))):
+        return None  # (a case-insensitive file system opens .ENV as .env)
     shown = _home_form(path)
     if "environ" in shown:
         return f"a process environment ({shown})"
@@ -233,3 +261,76 @@ def is_credential_path(path: str, home: str = "") -> str | None:
     if home and (p == home.rstrip("/") or p.startswith(home.rstrip("/") + "/")):
         p = HOME + p[len(home.rstrip("/")):]
     return f"{path} may hold credentials" if secret_reason(p) else None
+
+
+#: Where a read is known to reveal nothing private: the system's own public files. /etc but its private
+#: files; /proc/self but its environment and memory; harmless devices. Everything else outside the workspace
+#: (the home, /root, /var, /tmp, /run, /srv, /mnt, other processes) is not known and asks.
+PUBLIC_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/snap", "/nix", "/sys",
+                "/etc", "/proc/self", "/proc/thread-self", "/System", "/Library/Frameworks")
+PUBLIC_FILES = ("/proc/cpuinfo", "/proc/meminfo", "/proc/version", "/proc/loadavg", "/proc/uptime", "/proc/stat",
+                "/proc/filesystems", "/proc/mounts", "/proc/partitions", "/proc/swaps", "/proc/devices",
+                "/proc/modules", "/proc/diskstats", "/proc/vmstat", "/proc/zoneinfo", "/proc/interrupts",
+                "/proc/sys/*", "/proc/net/*", "/proc/pressure/*", "/proc/cgroups", "/proc/crypto", "/proc/misc",
+                "/proc/buddyinfo", "/proc/slabinfo", "/proc/cmdline", "/proc/consoles", "/proc/locks")
+PRIVATE = ("/etc/shadow*", "/etc/gshadow*", "/etc/sudoers", "/etc/sudoers.d", "/etc/sudoers.d/*", "/etc/ssh/*key*",
+           "/etc/ssl/private", "/etc/ssl/private/*", "/etc/pki/*private*", "/etc/security/opasswd",
+           "/etc/NetworkManager/system-connections", "/etc/NetworkManager/system-connections/*",
+           "/etc/wpa_supplicant/*", "/etc/ppp/*secrets", "/etc/krb5.keytab", "/etc/libvirt/*secret*",
+           "/etc/docker/key.json", "/etc/openvpn/*", "/etc/wireguard", "/etc/wireguard/*", "/etc/ipsec.secrets",
+           "/etc/credstore*", "/etc/letsencrypt/*", "/etc/mysql/debian.cnf", "/etc/.pwd.lock", "/etc/cron*",
+           "/etc/*.key", "/etc/*/*.key", "/etc/*/*/*.key", "/etc/*.pem", "/etc/*/*.pem", "/etc/*/private/*",
+           "/etc/rancher/*", "/etc/kubernetes/*", "/etc/netplan/*", "/etc/postfix/sasl*", "/etc/samba/*",
+           "/proc/self/environ", "/proc/self/mem", "/proc/self/task/*/environ", "/proc/self/task/*/mem",
+           "/proc/thread-self/environ", "/proc/thread-self/mem", "/proc/self/cwd", "/proc/self/cwd/*",
+           "/proc/self/root", "/proc/self/root/*", "/proc/self/fd/*", "/proc/self/map_files/*")
+PRIVATE_SAMPLES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh/ssh_host_rsa_key",
+                   "/etc/ssl/private/x.key", "/proc/self/environ", "/etc/krb5.keytab")
+
+
+def _under(path: str, trees: tuple[str, ...]) -> bool:
+    return any(path == t or path.startswith(t + "/") for t in trees)
+
+
+def read_location_problem(path: str, glob: bool = False, recursive: bool = False) -> str | None:
+    """Why reading `path` (a resolved path, or a pattern) is not known to be harmless, or None: it must be in
+    the workspace (relative, not climbing out) or in a public system location, and not a secret's shape."""
+    p = path.rstrip("/") or "/"
+    if not p.startswith("/"):
+        if p == ".." or p.startswith("../"):
+            return f"{p} is outside the workspace"
+        return None
+    if any(fnmatchcase(p, h) for h in HARMLESS_DEVICES) and not p.startswith("/proc/self/fd/"):
+        return None
+    if glob:
+        static = p.split("*")[0].split("?")[0].split("[")[0].rsplit("/", 1)[0] or "/"
+        if not _under(static, PUBLIC_TREES):
+            return f"the pattern {show(p)} reaches outside the workspace and the system's public files"
+        if any(glob_match(s, p) for s in PRIVATE_SAMPLES):
+            return f"the pattern {show(p)} can match a private system file"
+    if _matches(p, PRIVATE, False) or (recursive and any(s.startswith(p + "/") for s in PRIVATE_SAMPLES)):
+        return f"{show(p)} is private to the system" if not recursive else f"{show(p)} holds private system files"
+    if _under(p, PUBLIC_TREES) or any(fnmatchcase(p, f) for f in PUBLIC_FILES):
+        return None
+    return f"{show(p)} is outside the workspace and the system's public files"
+
+
+#: Variables whose value is known not to be a secret: the shell's own and the session's public settings.
+#: Expanding or printing any other variable asks: whether it holds a secret is not known by its name
+#: (MYSQL_PWD, REDIS_URL, SLACK_WEBHOOK_URL).
+KNOWN_VARIABLES = frozenset({
+    "PATH", "HOME", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "HOSTNAME", "UID",
+    "EUID", "PPID", "BASHPID", "RANDOM", "SRANDOM", "SECONDS", "LINENO", "EPOCHSECONDS", "EPOCHREALTIME",
+    "BASH_VERSION", "BASH_VERSINFO", "BASH", "OSTYPE", "HOSTTYPE", "MACHTYPE", "SHLVL", "COLUMNS", "LINES",
+    "TMPDIR", "EDITOR", "VISUAL", "PAGER", "TZ", "IFS", "OPTIND", "OPTARG", "REPLY", "PIPESTATUS", "FUNCNAME",
+    "BASH_SOURCE", "BASH_LINENO", "GROUPS", "DIRSTACK", "PS1", "PS2", "PS4", "HISTSIZE", "MAPFILE", "COLORTERM",
+    "DISPLAY", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+    "VIRTUAL_ENV", "CONDA_DEFAULT_ENV", "CONDA_PREFIX", "GOPATH", "GOROOT", "JAVA_HOME", "CARGO_HOME",
+    "RUSTUP_HOME", "NVM_DIR", "PYENV_ROOT", "CI", "TERM_PROGRAM", "NO_COLOR", "MAKEFLAGS", "PYTHONPATH",
+})
+
+
+def known_variable(name: str) -> bool:
+    """Specials ($1, $?, $@ …), LC_* and the known list."""
+    return not name or not (name[0].isalpha() or name[0] == "_") or name == "_" or name in KNOWN_VARIABLES or \
+        name.startswith("LC_")

@@ -15,7 +15,7 @@ from framework_core.policy.builtins import arith_problem
 from framework_core.policy.context import Ctx, Flow, confirm, danger
 from framework_core.policy.levels import Verdict
 from framework_core.policy.network import SECRET_VAR
-from framework_core.policy.paths import secret_reason, show, write_reason
+from framework_core.policy.paths import known_variable, read_location_problem, secret_reason, show, write_reason
 from framework_core.policy.targets import resolve
 from framework_core.policy.words import ask, check_braced, text_of, words_of
 
@@ -73,6 +73,8 @@ def read_source(node: Any, ctx: Ctx, walk: Walker) -> Flow:
             flow = flow | Flow(network=True)
             continue
         flow = flow | w.flow
+        if w.flow.network and _fd(node):  # 3< <(curl …): descriptor 3 now carries what the network returned
+            ctx.net_fds.add(_fd(node))
         if node.type == "herestring_redirect":
             m = SECRET_VAR.search(w.text)
             if m:
@@ -85,6 +87,11 @@ def read_source(node: Any, ctx: Ctx, walk: Walker) -> Flow:
             if why:
                 ctx.add(confirm(["<", w.text], f"reads {why}"))
                 flow = flow | Flow(secret=why)
+            elif not w.flow.secret and not w.listed and not w.text.startswith(("<(", ">(")):
+                where = f"a path known only at run time ({t.unknown})" if t.unknown else \
+                    read_location_problem(t.path, t.glob)
+                if where:
+                    ctx.add(confirm(["<", w.text], f"reads {where}"))
             if t.path in ctx.downloaded:
                 flow = flow | Flow(network=True)
     return flow
@@ -211,6 +218,8 @@ def expanded_flow(text: str, ctx: Ctx) -> Flow:
 
 
 def _var_flow(name: str, ctx: Ctx) -> Flow:
+    if not known_variable(name) and name not in ctx.declared and name not in ctx.values and name not in ctx.arrays:
+        ask(ctx, f"${name}", f"expands ${name}, a variable of the environment that may hold a secret")
     if name in ctx.tainted:
         return Flow(secret=f"${name}, which holds {ctx.tainted[name]}")
     if SECRET_VAR.match("$" + name):

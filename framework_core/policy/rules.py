@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from framework_core.policy.classifier import analyse
 from framework_core.policy.grants import is_simple_command
 
 SPLIT = re.compile(r"\|\||&&|[;&|()\n`]|\$\(")
@@ -64,13 +65,34 @@ class Rule:
     def matches_command(self, cmd: str) -> bool:
         """Allow: the whole command is one plain command whose words start with the rule's, program word
         exactly as written (`./pytest`, `/tmp/evil/pytest` and `PATH=… pytest` are not `pytest`).
-        Deny: any part of the command, with assignments skipped and paths folded to the program name."""
+        Deny: any simple command the classifier's walk judged (inside wrappers, `bash -c`, substitutions,
+        after `cd … &&`), or any part of the text, with assignments skipped and paths folded to the program
+        name."""
         cmd = cmd.strip()
         if self.tool is not None:
             return False
         if self.action == "allow":
             return is_simple_command(cmd) and self._matches_part(cmd, lenient=False)
+        if any(self._matches_words(list(s)) for s in analyse(cmd)[1]):
+            return True
         return any(self._matches_part(part, lenient=True) for part in SPLIT.split(cmd) if part.strip())
+
+    def _matches_words(self, toks: list[str]) -> bool:
+        """A deny rule against one parsed simple command (its words as bash would pass them)."""
+        if not toks:
+            return False
+        toks = [toks[0].rsplit("/", 1)[-1], *toks[1:]]
+        if toks[0] in PRIVILEGE and self._matches_words(_after_privilege(toks)):
+            return True  # sudo make deploy is make deploy (sudo is Dangerous, which /allow-dangerous only asks)
+        if self.command is not None:
+            want = _split_words(self.command)
+            return bool(want) and [want[0].rsplit("/", 1)[-1], *want[1:]] == toks
+        if not self.prefix:
+            return False
+        if tuple(toks[: len(self.prefix)]) == self.prefix:
+            return True
+        # options do not hide the command: `make -j4 deploy`, `git -C x --no-pager push` are `make deploy`, `git push`
+        return toks[0] == self.prefix[0] and tuple(_operands(toks)[: len(self.prefix) - 1]) == self.prefix[1:]
 
     def _matches_part(self, part: str, lenient: bool) -> bool:
         part = part.strip()
@@ -89,6 +111,46 @@ class Rule:
 
     def matches_tool(self, tool_name: str) -> bool:
         return self.tool is not None and fnmatchcase(tool_name, self.tool)
+
+
+PRIVILEGE = {"sudo", "doas", "run0", "pkexec"}
+PRIVILEGE_VALUES = {"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p",
+                    "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T", "--command-timeout"}
+
+
+def _after_privilege(toks: list[str]) -> list[str]:
+    i = 1
+    while i < len(toks) and toks[i].startswith("-"):
+        i += 2 if toks[i] in PRIVILEGE_VALUES else 1
+        if toks[i - 1] == "--":
+            break
+    return toks[i:]
+
+
+#: git's global options that take a value (git -C DIR push is git push).
+GIT_GLOBAL_VALUES = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"}
+
+
+def _operands(toks: list[str]) -> list[str]:
+    """The words after the program that are not options (and, for git, not a global option's value)."""
+    out: list[str] = []
+    i = 1
+    while i < len(toks):
+        t = toks[i]
+        if toks[0] == "git" and t in GIT_GLOBAL_VALUES and not out:
+            i += 2
+            continue
+        if not t.startswith("-") or t == "-":
+            out.append(t)
+        i += 1
+    return out
+
+
+def _split_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
 
 
 @dataclass

@@ -8,11 +8,13 @@ left asks. Every command also reports its data flow (network, secrets in its out
 
 from __future__ import annotations
 
+import re
+
 from framework_core.policy import interp, programs
 from framework_core.policy.builtins import builtin, prefix_problem
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
-from framework_core.policy.git import git
-from framework_core.policy.known import judge, program_name
+from framework_core.policy.git import git, other_repository
+from framework_core.policy.known import judge, program_name, read_problem
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.network import (RECURSIVE_READERS, SECRET_VAR, network_verdict, uses_network,
                                            word_secret)
@@ -28,8 +30,11 @@ def classify_words(words: list[Word], prefix: list[tuple[str, str]], ctx: Ctx) -
     extra = [confirm([f"{k}={v}"], why) for k, v in prefix if (why := prefix_problem(k, v))]
     if not words:
         return Verdict.combine(extra or [Verdict(Level.SAFE, ("assigns variables",))]), Flow()
+    ctx.segments.append(tuple(w.text for w in words))
     inner, wrapped, seen = unwrap(words, ctx)
     extra += wrapped
+    if inner and len(inner) < len(words):
+        ctx.segments.append(tuple(w.text for w in inner))
     if not inner:
         if "env" in seen:
             return Verdict.combine(extra + [confirm([w.text for w in words], "prints every environment variable, "
@@ -74,15 +79,33 @@ def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     if name == "git" and "clone" in texts:
         _remember_clone(texts, ctx)
     if name is None:
-        return confirm(texts, f"runs {head.text}: a program outside the system's own directories is not known"), \
-            Flow(runs_input=True)
+        net = _local_manager_network(head.text, texts[1:])
+        return confirm(texts, f"runs {head.text}: a program outside the system's own directories is not known",
+                       network=net), Flow(runs_input=True, network=net)
     argv = [name, *texts[1:]]
     if name == "xargs":
         return _xargs(argv, words, ctx)
     result = _dispatch(argv, words, ctx)
+    if name == "git" and (elsewhere := other_repository(argv, ctx)):
+        verdict, flow = result if result is not None else (Verdict(Level.SAFE, ()), Flow())
+        return Verdict.combine([verdict, confirm(argv, elsewhere)]), flow
     if result is not None:
         return result
     return confirm(argv, f"'{name}' is not known to be read-only"), Flow()
+
+
+#: Package managers called by path (a virtual environment's pip, a project's Gradle or Maven wrapper): still
+#: not known programs, so they ask, but an approved one is given the network it needs.
+LOCAL_PACKAGE_MANAGERS = {"pip": "pip", "pip3": "pip", "uv": "uv", "npm": "npm", "npx": "npx", "yarn": "yarn",
+                          "pnpm": "pnpm", "cargo": "cargo", "gradlew": "gradlew", "mvnw": "mvn", "poetry": "poetry",
+                          "pipx": "pipx", "go": "go", "bun": "bun", "twine": "twine", "pdm": "pdm", "conda": "conda"}
+def _local_manager_network(program: str, args: list[str]) -> bool:
+    """Does a package manager or interpreter called by path (`.venv/bin/pip install`, `.venv/bin/python -m pip
+    install`, `./gradlew build`) fetch from the network?"""
+    local = re.sub(r"^(pip|python)[0-9.]*$", r"\1", program.rsplit("/", 1)[-1])
+    if local == "python":
+        return "-m" in args and interp.module_uses_network(args[args.index("-m") + 1:])
+    return local in LOCAL_PACKAGE_MANAGERS and uses_network([LOCAL_PACKAGE_MANAGERS[local], *args])
 
 
 BUILD_RUNNERS = {"make", "gmake", "npm", "yarn", "pnpm", "bun", "cargo", "go", "pip", "pip3", "python", "python3",
@@ -200,7 +223,17 @@ def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]
                                                      "commands)")]), flow
     inner, inner_flow = classify_words(inner_words, [], ctx)
     from_file = any(a in ("-a", "--arg-file") or a.startswith(("--arg-file=", "-a")) for a in argv[1:])
+    arg_file = _arg_file(words)
+    if arg_file is not None:  # xargs -a FILE: the file's words become arguments (xargs -a ~/.netrc echo)
+        why, secret = read_problem(arg_file, arg_file.text, False, ctx)
+        if why:
+            return Verdict.combine([inner, confirm(argv, f"xargs -a {why}")]), flow | Flow(secret=secret)
     if inner.level == Level.SAFE and ctx.stdin_lister and not from_file:
+        # judged with the names it appends: `xargs tee` writes them, `xargs cat` of `cd ~/.ssh && ls` reads keys
+        appended = [Word(s, glob=True) for s in ctx.stdin_samples] or [Word("*", glob=True)]
+        with_names, _ = classify_words(inner_words + appended, [], ctx.child())
+        if with_names.level > Level.SAFE:
+            return Verdict.combine([with_names, confirm(argv, "xargs appends the listed names")]), inner_flow
         return safe(argv, "runs a read-only command on the listed files"), inner_flow
     if inner.level == Level.SAFE and inner_words[0].text in ("echo", "printf"):
         return safe(argv, "prints its input"), inner_flow
@@ -219,3 +252,47 @@ def is_lister(argv: list[str], verdict: Verdict) -> bool:
                       x.startswith("-") and not x.startswith("--") and "l" in x) for x in a),
                   "rg": lambda a: any(x in ("-l", "--files", "--files-with-matches") for x in a)}
     return names_only.get(argv[0], lambda a: True)(argv)
+
+
+def _arg_file(words: list[Word]) -> Word | None:
+    for i, w in enumerate(words[1:], start=1):
+        if w.text in ("-a", "--arg-file") and i + 1 < len(words):
+            return words[i + 1]
+        for prefix in ("--arg-file=", "-a"):
+            if w.text.startswith(prefix) and len(w.text) > len(prefix):
+                text = w.text[len(prefix):]
+                return Word(text, w.dynamic, w.quoted, text.startswith("~"), w.glob, w.flow, w.names)
+        if not w.text.startswith("-"):
+            return None
+    return None
+
+
+def lister_samples(words: list[Word], ctx: Ctx) -> tuple[str, ...]:
+    """Resolved patterns of the names a lister prints: `find DIR -name X` prints DIR/…/X, `ls -a DIR` DIR/* and
+    DIR/.*, others the working directory's files. Names are judged by these where they are used."""
+    argv = [w.text for w in words]
+    name, args = argv[0], argv[1:]
+    dirs = [w for w in words[1:] if not w.text.startswith("-")]
+    patterns = ["*"]
+    if name == "find":
+        i = next((k for k, a in enumerate(args) if a.startswith("-") or a in ("(", "!")), len(args))
+        dirs = list(words[1:1 + i])
+        given = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-name", "-iname", "-path", "-ipath")]
+        patterns = [given[-1].rsplit("/", 1)[-1]] if given else ["*", ".*"]
+    elif name in ("ls", "fd", "fdfind"):
+        if any(a in ("-a", "-A", "--all", "--almost-all", "-H", "--hidden") or (
+                a.startswith("-") and not a.startswith("--") and ("a" in a or "A" in a)) for a in args):
+            patterns = ["*", ".*"]
+    elif name == "git" and args[:1] == ["ls-files"]:  # pathspecs name what it lists
+        dirs = []
+        specs = [w for w in words[2:] if not w.text.startswith("-")]
+        if specs:
+            return tuple(t.path + suffix for w in specs for t in resolve(w, ctx) for suffix in ("", "/*"))
+    else:  # grep -l, rg -l: names under the working directory
+        dirs = []
+    out: list[str] = []
+    for d in dirs or [Word(".")]:
+        for t in resolve(d, ctx):
+            base = "" if t.path in ("", ".") else t.path.rstrip("/") + "/"
+            out += [base + p for p in patterns] if not t.unknown else ["$unknown/*"]
+    return tuple(out)

@@ -44,6 +44,7 @@ class Spec:
     dashes_are_text: bool = False  # an unknown -word is an operand (seq -5 5, expr -1 + 2)
     recursive: frozenset[str] = frozenset()  # options that make it read whole directory trees
     always_recursive: bool = False
+    values_next: bool = False  # each value option in a cluster takes the next word (tree -Lo 1 FILE), not the rest
     writes_last: bool = False  # an operand past max_operands is a file written (uniq IN OUT)
     subcommands: dict[str, "Spec"] = field(default_factory=dict)
     sub_required: bool = False  # a subcommand must follow the global options
@@ -139,6 +140,7 @@ def _short(s: Spec, args: list[str], i: int, out: Parsed) -> int:
             return 1
         return 0
     chars = word[1:]
+    taken = 0
     for k, c in enumerate(chars):
         opt = s.opts.get("-" + c)
         if opt is None and c.isdigit() and "-N" in s.opts:  # head -5, git log -3
@@ -149,9 +151,16 @@ def _short(s: Spec, args: list[str], i: int, out: Parsed) -> int:
         out.seen.add(opt.name)
         if opt.role == "risk":
             out.problem = f"-{c} {opt.why}"
-            if opt.writes and (chars[k + 1:] or i + 1 < len(args)):
+            if s.values_next and opt.writes and i + 1 + taken < len(args):
+                out.written.append((i + 1 + taken, args[i + 1 + taken]))
+            elif opt.writes and (chars[k + 1:] or i + 1 < len(args)):
                 out.written.append((i, chars[k + 1:]) if chars[k + 1:] else (i + 1, args[i + 1]))
             return -1
+        if s.values_next and opt.arg == "value":
+            if i + 1 + taken < len(args):
+                out.values.append((opt.role, i + 1 + taken, args[i + 1 + taken]))
+            taken += 1
+            continue
         if opt.arg in ("value", "optional"):
             if chars[k + 1:]:
                 out.values.append((opt.role, i, chars[k + 1:]))
@@ -160,7 +169,7 @@ def _short(s: Spec, args: list[str], i: int, out: Parsed) -> int:
                 out.values.append((opt.role, i + 1, args[i + 1]))
                 return 1
             return 0
-    return 0
+    return taken
 
 
 def parse(s: Spec, args: list[str]) -> Parsed:

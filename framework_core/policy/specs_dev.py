@@ -215,8 +215,9 @@ def _sub(opts: str, names: str, risky: dict[str, str] | None = None, **kw: objec
     return {n: spec(n, opts, risky, **kw) for n in names.split()}
 
 
-DOCKER = spec("docker", "-D --debug -l= --log-level= --context= -c=",
-              {"-H= --host= --tls --tlsverify --tlscacert= --tlscert= --tlskey= --config=": "talks to another daemon"},
+DOCKER = spec("docker", "-D --debug -l= --log-level=",
+              {"-H= --host= --tls --tlsverify --tlscacert= --tlscert= --tlskey= --config= --context= -c=":
+               "talks to another daemon"},
               operands="none", abbrev=False, subcommands={
                   "ps": spec("ps", DOCKER_PS, operands="none"), "images": spec("images", DOCKER_LS, operands="names"),
                   "logs": spec("logs", "--details -f --follow --since= -n= --tail= -t --timestamps --until=",

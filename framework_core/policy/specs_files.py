@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from framework_core.policy.paths import known_variable
 from framework_core.policy.spec import Spec, spec
 
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.I)
@@ -49,8 +50,8 @@ def _getent_check(args: list[str], ops: list[str]) -> str | None:
 def _printenv_check(args: list[str], ops: list[str]) -> str | None:
     if not ops:
         return "prints every environment variable, which may include secrets"
-    secret = next((o for o in ops if SECRET_NAME.search(o)), None)
-    return f"prints {secret}, which looks like a secret" if secret else None
+    unknown = next((o for o in ops if not known_variable(o)), None)
+    return f"prints {unknown}, a variable of the environment that may hold a secret" if unknown else None
 
 
 def _ip_check(args: list[str], ops: list[str]) -> str | None:
@@ -78,8 +79,12 @@ def _tar_check(args: list[str], ops: list[str]) -> str | None:
                                                            for a in args)
     if not listing or set(letters) - set("tvzjJfaOp"):
         return "tar other than listing (t) writes or runs programs"
-    names = [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("-f") or a == "--file"
-             or (i == 0 and "f" in letters)]
+    names = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-f" or a == "--file"
+             or (i == 0 and "f" in letters and letters.endswith("f"))]
+    names += [a[2:] for a in args if a.startswith("-f") and len(a) > 2]  # -fhost:x.tar
+    names += [a.split("=", 1)[1] for a in args if a.startswith("--fi") and "=" in a]  # --file=, --fil=
+    if "f" in letters and not letters.endswith("f"):  # -tfhost:x.tar: the rest of the cluster is the name
+        names.append(letters[letters.index("f") + 1:])
     if any(":" in n for n in names):
         return "tar archive name host:path talks to another machine"
     return None
@@ -93,9 +98,9 @@ FILES: list[Spec] = [
          "--ignore= -k --kibibytes -l -L --dereference -m -n --numeric-uid-gid -N --literal -o -p "
          "--hide-control-chars -q --show-control-chars -Q --quote-name --quoting-style= -r --reverse -R --recursive "
          "-s --size -S --sort= --time= --time-style= -t -T= --tabsize= -u -U -v -w= --width= -x -X -Z --context "
-         "--zero -1 -@", operands="names",
+         "--zero -1 -@", operands="names", recursive=frozenset({"-R", "--recursive"}),
          ok=("ls", "ls -la", "ls -la src/", "ls --color=auto", "ls -lhS", "ls -1 --group-directories-first",
-             "ls --all", "ls --almost"), ask=("ls --foo", "ls --hyperlink=always --bogus")),
+             "ls --all", "ls --almost", "ls -R src"), ask=("ls --foo", "ls --hyperlink=always --bogus", "ls -R ~")),
     spec("cat", "-A --show-all -b --number-nonblank -e -E --show-ends -n --number -s --squeeze-blank -t -T "
          "--show-tabs -u -v --show-nonprinting", ok=("cat README.md", "cat -n src/main.py", "cat a b"),
          ask=("cat ~/.ssh/id_rsa", "cat .env", "cat /proc/1/environ", "cat -x f")),
@@ -139,8 +144,9 @@ FILES: list[Spec] = [
          "--prune --info --noreport --charset= --filelimit= --dirsfirst --filesfirst -i -A -S -n -C -q -N -Q -p -u "
          "-g -s -h --si --du -D --timefmt= -F --inodes --device -v -t -c -U -r --sort= -X -J -T=",
          {"-o=": WRITES, "-R": "writes 00Tree.html files in every directory", "--fromfile": "reads a listing"},
-         operands="names", abbrev=False, ok=("tree -L 2", "tree -a src", "tree --dirsfirst"),
-         ask=("tree -o ~/.bashrc", "tree -R -H x")),
+         operands="names", abbrev=False, values_next=True, ok=("tree -L 2", "tree -a src", "tree --dirsfirst",
+                                                              "tree -aL 2 src"),
+         ask=("tree -o ~/.bashrc", "tree -R -H x", "tree -Lo 1 FILE")),
     spec("stat", "-L --dereference -f --file-system -c= --format= --printf= -t --terse --cached=", operands="names",
          ok=("stat README.md", "stat -c %s f"), ask=("stat --foo x",)),
     spec("file", "-b --brief -i --mime --mime-type --mime-encoding -L --dereference -h --no-dereference -z -Z "
@@ -153,7 +159,7 @@ FILES: list[Spec] = [
          "--dereference-args -h --human-readable --inodes -k -L --dereference -l --count-links -m -P "
          "--no-dereference -S --separate-dirs --si -s --summarize -t= --threshold= --time? --time-style= "
          "-X=:read --exclude-from=:read --exclude= -x --one-file-system -0 --null --files0-from=:read",
-         operands="names", ok=("du -sh .", "du -h --max-depth=1 ~"), ask=("du --exclude-from=~/.ssh/id_rsa",)),
+         operands="names", ok=("du -sh .", "du -h --max-depth=1 src"), ask=("du --exclude-from=~/.ssh/id_rsa",)),
     spec("df", "-a --all -B= --block-size= -h --human-readable -H --si -i --inodes -k -l --local --no-sync "
          "--output? -P --portability --sync --total -t= --type= -T --print-type -x= --exclude-type=",
          operands="names", ok=("df -h", "df -h ."), ask=("df --bogus",)),
@@ -321,14 +327,16 @@ FILES: list[Spec] = [
          ok=("sw_vers",)),
     spec("vm_stat", "-c=", operands="text", ok=("vm_stat",)),
     spec("tsort", ok=("tsort f",)),
-    spec("look", "-b -d -f -t=", operands="text", ok=("look foo",)),
+    spec("look", "-b -d -f -t= -a --alternative --alphanum --ignore-case --terminate=", operands="pattern",
+         ok=("look foo",), ask=("look '' ~/.netrc",)),
     spec("tput", "-T= -x", operands="text", ok=("tput cols",)),
     spec("bc", "-l --mathlib -q --quiet -s --standard -w --warn -i --interactive", ok=("bc -l",)),
     spec("zcat", "-f --force -q --quiet -v --verbose", ok=("zcat a.gz",)),
     spec("bzcat", "-s --small -q --quiet -v --verbose", ok=("bzcat a.bz2",)),
     spec("xzcat", "-q --quiet -v --verbose -T= --threads=", ok=("xzcat a.xz",)),
     spec("tar", "-t --list -v --verbose -z --gzip --gunzip -j --bzip2 -J --xz --zstd --lzma -a --auto-compress "
-         "-f= --file= --wildcards --no-wildcards --anchored --numeric-owner --exclude= --force-local -O --to-stdout",
+         "-f=:read --file=:read --wildcards --no-wildcards --anchored --numeric-owner --exclude= --force-local -O "
+         "--to-stdout",
          {"-I= --use-compress-program=": RUNS, "--to-command=": RUNS, "--checkpoint-action=": RUNS,
           "--rsh-command=": RUNS, "-F= --info-script= --new-volume-script=": RUNS, "-x --extract --get -c --create "
           "-r --append -u --update -A --catenate --delete": "writes files"},

@@ -78,8 +78,11 @@ def _normalise(path: str, cwd: str | None) -> tuple[str, bool]:
     if path.startswith("/"):
         path = "/" + path.lstrip("/")
         path = PROC_ROOT.sub("", path) or "/"
-        if PROC_CWD.match(path) and cwd is not None and cwd.startswith("/"):
-            path = PROC_CWD.sub(cwd, path)
+        if PROC_CWD.match(path):  # /proc/self/cwd is the working directory (a link: `..` climbs from it)
+            if cwd is None:
+                return posixpath.normpath(path), True
+            path = PROC_CWD.sub(lambda _m: cwd or ".", path) if cwd.startswith("/") else \
+                (cwd.rstrip("/") + "/" if cwd else "") + PROC_CWD.sub("", path).lstrip("/")
     trailing = path.endswith("/") and path != "/"
     norm = posixpath.normpath(path) if path else ""
     if norm == ".":

@@ -12,7 +12,7 @@ from framework_core.policy.context import Ctx, Flow, Word, confirm, safe
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.redirects import (expansions, feed, heredoc_input, herestring_text, is_input,
                                              read_source, write_target)
-from framework_core.policy.simple import classify_words, is_lister
+from framework_core.policy.simple import classify_words, is_lister, lister_samples
 from framework_core.policy.targets import resolve
 from framework_core.policy.words import ask, static_output, text_of, words_of
 
@@ -76,10 +76,11 @@ def _command(node: Any, ctx: Ctx, stdin: Flow = Flow(),  # noqa: B008 - Flow is 
             write_target(r, ctx, walk, out)
     if is_lister([w.text for w in words], verdict):
         ctx.lister_seen = True
+        ctx.lister_samples = lister_samples(words, ctx)
     return out
 
 
-def _assign_parts(node: Any, ctx: Ctx) -> tuple[str, Word | None]:
+def _assign_parts(node: Any, ctx: Ctx, assoc: bool = False) -> tuple[str, Word | None]:
     target = node.child_by_field_name("name") or node.named_children[0]
     name = text_of(target)
     if target.type == "subscript":
@@ -92,6 +93,11 @@ def _assign_parts(node: Any, ctx: Ctx) -> tuple[str, Word | None]:
     if value_node is None:
         return name, Word("")
     if value_node.type == "array":
+        for c in value_node.named_children if not assoc else ():  # [KEY]=value: an indexed array evaluates KEY
+            key = re.match(r"\[(.*)\]=", _unquoted(text_of(c)), re.S)
+            why = subscript_problem(key.group(1), ctx) if key else ""
+            if why:
+                ask(ctx, text_of(c), why)
         parts = [w for c in value_node.named_children for w in words_of(c, ctx, walk)]
         flow = Flow()
         for p in parts:
@@ -104,12 +110,17 @@ def _assign_parts(node: Any, ctx: Ctx) -> tuple[str, Word | None]:
     return name, ws[0] if len(ws) == 1 else Word(" ".join(w.text for w in ws), True)
 
 
+def _unquoted(text: str) -> str:
+    return text.replace("'", "").replace('"', "")
+
+
 def _expanded(w: Word, ctx: Ctx) -> str:
     """The text of a static word after tilde expansion (in array elements and assignment values)."""
     return (resolve(w, ctx)[0].path or w.text) if w.tilde else w.text
 
 
 def _remember(name: str, value: Word | None, ctx: Ctx) -> None:
+    ctx.declared.add(name)
     ctx.values.pop(name, None)
     ctx.tainted.pop(name, None)
     ctx.fetched.discard(name)
@@ -142,9 +153,12 @@ def _declaration(node: Any, ctx: Ctx) -> Flow:
     names: list[str] = []
     for child in node.named_children:
         if child.type == "variable_assignment":
-            name, value = _assign_parts(child, ctx)
+            name, value = _assign_parts(child, ctx, assoc=any("A" in f for f in flags if f.startswith("-")))
             names.append(name)
             _remember(name, value, ctx)
+            if value is not None and value.text.lstrip().startswith("(") and any("a" in f or "A" in f for f in flags):
+                ask(ctx, text_of(child), f"{text_of(node.children[0])} evaluates a quoted array value as an array "
+                    "assignment (its subscripts and substitutions run)")
         elif child.type in ("word", "string", "raw_string", "concatenation") and text_of(child).startswith(("-", "+")):
             flags.append(text_of(child))
         else:
@@ -173,11 +187,12 @@ def _pipeline(node: Any, ctx: Ctx) -> Flow:
     carry = Flow()
     total = Flow()
     lister, script = False, None
+    samples: tuple[str, ...] = ()
     for stage in stages:
         sub = ctx.child()
-        sub.stdin_lister = lister
+        sub.stdin_lister, sub.stdin_samples = lister, samples
         flow = walk(stage, sub)
-        lister = sub.lister_seen
+        lister, samples = sub.lister_seen, sub.lister_samples
         ctx.absorb(sub)
         feed(text_of(stage)[:70], carry, flow, ctx, script)
         script = static_output(text_of(stage))  # echo 'rm -rf ~' | sh runs exactly that
@@ -245,13 +260,33 @@ def _after_pipe(node: Any, child: Any) -> bool:
 def _function(node: Any, ctx: Ctx) -> Flow:
     name = node.child_by_field_name("name")
     ctx.add(confirm([text_of(name) if name is not None else "function"], "defines a shell function"))
+    if name is not None and _calls_itself_twice(node, text_of(name)):
+        ctx.add(Verdict(Level.DANGEROUS, (f"fork bomb: the function {text_of(name)} starts itself in a pipe or in "
+                                          "the background",)))
     return _scoped(node, ctx)
+
+
+def _calls_itself_twice(node: Any, name: str) -> bool:
+    """A function whose body runs itself in a pipeline or in the background (`f | f &`, `f & f`, `( f | f & )`):
+    each call starts more, however it is spelled."""
+    body = node.child_by_field_name("body") or node
+    for cmd in _descendants(body, ("command",)):
+        head = cmd.child_by_field_name("name")
+        if head is None or text_of(head) != name:
+            continue
+        parent, after = cmd.parent, cmd.next_sibling
+        if parent is not None and parent.type == "pipeline":
+            return True
+        if after is not None and not after.is_named and text_of(after) == "&":
+            return True
+    return False
 
 
 def _arith_statement(node: Any, ctx: Ctx) -> Flow:
     raw = text_of(node)
     if raw.startswith("(("):
         local = set(re.findall(r"([A-Za-z_]\w*)\s*=(?!=)\s*-?\d+\s*[;,)]", raw))
+        ctx.declared.update(local)
         why = arith_problem(raw[2:-2], ctx, local)
         if why:
             ask(ctx, raw, why)
@@ -268,6 +303,7 @@ def _c_for(node: Any, ctx: Ctx) -> Flow:
         ask(ctx, header, why)
     for name in local:
         ctx.values[name] = ("0",)
+        ctx.declared.add(name)
     body = [c for c in node.named_children if c.type == "do_group"]
     flow = Flow()
     for b in body:
@@ -285,6 +321,10 @@ def _for(node: Any, ctx: Ctx) -> Flow:
         if child.type == "do_group":
             if var is not None:
                 name = text_of(var)
+                ctx.declared.add(name)
+                why = assignment_problem(name)
+                if why:
+                    ask(ctx, f"for {name} in …", why)
                 ctx.values.pop(name, None)
                 if values and not any(v.dynamic for v in values):
                     ctx.values[name] = tuple(v.text for v in values)
@@ -310,7 +350,8 @@ def _test(node: Any, ctx: Ctx) -> Flow:
             if why:
                 ask(ctx, raw, why)
     flow = Flow()
-    for w in _descendants(node, ("command_substitution", "process_substitution")):
+    for w in _descendants(node, ("command_substitution", "process_substitution", "simple_expansion", "expansion",
+                                 "arithmetic_expansion")):
         flow = flow | words_of(w, ctx, walk)[0].flow
     ctx.add(Verdict(Level.SAFE, ()))
     return flow

@@ -13,7 +13,8 @@ import re
 import shlex
 from typing import Any, Callable
 
-from framework_core.policy.builtins import arith_problem, subscript_problem
+from framework_core.policy.paths import known_variable
+from framework_core.policy.builtins import arith_problem, assignment_problem, subscript_problem
 from framework_core.policy.context import Ctx, Flow, Word
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.network import SECRET_VAR
@@ -38,10 +39,17 @@ def ask(ctx: Ctx, what: str, why: str) -> None:
     ctx.add(Verdict(Level.NEEDS_CONFIRM, (f'"{what[:70]}": {why}',)))
 
 
+ASSIGNING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
+
+
 def check_braced(raw: str, ctx: Ctx) -> None:
-    """`${…}` forms bash evaluates: subscripts and offsets as arithmetic, `${!x}`, `${x@P}`."""
+    """`${…}` forms bash evaluates: subscripts and offsets as arithmetic, `${!x}`, `${x@P}`, and `${x:=v}`,
+    which assigns x."""
     for inner in BRACED.findall(raw):
         body = inner.lstrip("#")
+        assigned = ASSIGNING.match(body)
+        if assigned and assignment_problem(assigned.group(1)):
+            ask(ctx, raw, assignment_problem(assigned.group(1)))
         if body.startswith("!") and not INDIRECT_OK.fullmatch(body):
             ask(ctx, raw, "an indirect expansion evaluates a name chosen at run time (a subscript there runs code)")
         elif body.endswith("@P"):
@@ -107,7 +115,7 @@ def _substitution(node: Any, ctx: Ctx, walk: Walker) -> Word:
     if known is not None:  # $(echo ~), `echo /`, $(whoami): the text it prints is known
         return Word(known, "$" in known, flow=flow, tilde=known.startswith("~"), glob=bool(GLOB.search(known)))
     listed = sub.lister_seen and raw.startswith("$(") and all(v.level == Level.SAFE for v in sub.verdicts)
-    return Word(raw, dynamic=True, flow=flow, listed=listed)
+    return Word(raw, dynamic=True, flow=flow, listed=listed, samples=sub.lister_samples if listed else ())
 
 
 def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
@@ -119,7 +127,8 @@ def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
         return Word(raw[1:-1], quoted=True)
     if t == "ansi_c_string":
         try:
-            return Word(codecs.decode(raw[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape"), quoted=True)
+            text = codecs.decode(raw[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape")
+            return Word(text.split("\0", 1)[0], quoted=True)  # bash ends the word at a NUL byte
         except (UnicodeDecodeError, ValueError):
             return Word(raw, dynamic=True, quoted=True)
     if t == "string_content":
@@ -133,7 +142,8 @@ def word_of(node: Any, ctx: Ctx, walk: Walker) -> Word:
             flow = flow | p.flow
         return Word("".join(p.text for p in parts), any(p.dynamic for p in parts), quoted,
                     t == "concatenation" and parts[0].tilde, any(p.glob for p in parts), flow,
-                    tuple(n for p in parts for n in p.names), len(parts) == 1 and parts[0].listed)
+                    tuple(n for p in parts for n in p.names), len(parts) == 1 and parts[0].listed,
+                    parts[0].samples if len(parts) == 1 else ())
     if t in ("simple_expansion", "expansion"):
         return _expansion(node, raw, ctx, walk)
     if t in ("command_substitution", "process_substitution"):
@@ -179,16 +189,43 @@ def _expansion(node: Any, raw: str, ctx: Ctx, walk: Walker) -> Word:
         flow = flow | Flow(secret=f"the secret variable ${var}")
     if var in ctx.fetched:
         flow = flow | Flow(network=True)
+    names_only = raw.startswith("${!") and raw.endswith(("*}", "@}", "@]}", "*]}"))  # ${!prefix*}: names, not values
+    ours = var in ctx.declared or var in ctx.values or var in ctx.arrays
+    if not names_only and not ours and not known_variable(var):
+        ask(ctx, raw, f"expands ${var}, a variable of the environment that may hold a secret")
     return Word(raw, dynamic=True, flow=flow, names=(var,) if var else ())
 
 
+SEQUENCE = re.compile(r"\{(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?\}")
+
+
+def _sequence(m: re.Match[str]) -> list[str]:
+    """{1..5}, {a..e}, {10..1..2}: bash's sequence expression."""
+    a, b, step = m.group(1), m.group(2), abs(int(m.group(3) or 1)) or 1
+    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+        lo, hi = int(a), int(b)
+        width = max(len(a), len(b)) if (a.lstrip("-").startswith("0") and len(a.lstrip("-")) > 1) or (
+            b.lstrip("-").startswith("0") and len(b.lstrip("-")) > 1) else 0
+        seq = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+        return [str(n).zfill(width) for n in seq][:64]
+    if a.isalpha() and b.isalpha():
+        lo, hi = ord(a), ord(b)
+        seq = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+        return [chr(n) for n in seq][:64]
+    return [m.group(0)]
+
+
 def expand_braces(text: str, limit: int = 64) -> list[str]:
-    """Bash brace expansion ({a,b}), breadth first and capped: a word with 40 braces is not 2**40 words."""
+    """Bash brace expansion ({a,b} and {x..y}), breadth first and capped: a word with 40 braces is not 2**40 words."""
     done: list[str] = []
     todo = [text]
     while todo and len(done) + len(todo) <= limit:
         t = todo.pop(0)
+        seq = SEQUENCE.search(t)
         m = re.search(r"\{([^{}]*,[^{}]*)\}", t)
+        if seq and (not m or seq.start() < m.start()):
+            todo += [t[: seq.start()] + item + t[seq.end():] for item in _sequence(seq)[:limit]]
+            continue
         if not m:
             done.append(t)
             continue
@@ -219,4 +256,4 @@ def words_of(node: Any, ctx: Ctx, walk: Walker) -> list[Word]:
     texts = expand_braces(w.text) if not w.quoted and "{" in w.text else [w.text]
     if "IFS" in w.names and not w.quoted:
         texts = [part for t in texts for part in t.split(" ") if part]
-    return [Word(t, w.dynamic, w.quoted, w.tilde, w.glob, w.flow, w.names, w.listed) for t in texts]
+    return [Word(t, w.dynamic, w.quoted, w.tilde, w.glob, w.flow, w.names, w.listed, w.samples) for t in texts]

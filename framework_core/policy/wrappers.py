@@ -1,12 +1,19 @@
-"""Wrapper programs that run another command (env, nice, timeout, nohup, exec, command, stdbuf …).
+"""Wrapper programs that run another command (env, nice, timeout, nohup, time, exec, command, stdbuf …).
 
-The inner command is judged as if it stood alone, plus what the wrapper adds: `env NAME=value` sets the
-environment like a prefix assignment, `env -S` splits a string into words, `env -C DIR` changes directory.
+Each wrapper's options are read with its own grammar (from its manual): short options in clusters, a value
+option taking the rest of its cluster or the next word, GNU long options with `=` or the next word, and
+unique abbreviations of long options (`--out=` is `--output=`). The inner command is judged as if it stood
+alone, plus what the wrapper adds: `env NAME=value` sets the environment like a prefix assignment, `env -S`
+splits a string into words, `env -C DIR` changes directory, `time -o FILE` writes FILE, `nohup` may write
+`nohup.out`, `flock FILE` creates FILE, `-p PID` forms change another process. An option the grammar does
+not know asks (the rest is still unwrapped, so a Dangerous inner command stays Dangerous).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
+from dataclasses import dataclass, field
 
 from framework_core.policy.builtins import prefix_problem
 from framework_core.policy.context import Ctx, Word, confirm
@@ -14,16 +21,117 @@ from framework_core.policy.known import program_name
 from framework_core.policy.levels import Verdict
 from framework_core.policy.targets import resolve
 
-VALUE_OPTS = {
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-a", "--argv0"},
-    "nice": {"-n", "--adjustment"}, "ionice": {"-c", "-n", "--class", "--classdata"},
-    "timeout": {"-s", "--signal", "-k", "--kill-after"}, "stdbuf": {"-i", "-o", "-e"}, "exec": {"-a"},
-    "chrt": set(), "taskset": {"-c", "--cpu-list"}, "caffeinate": {"-t", "-w"}, "flock": {"-w", "--timeout", "-E",
-                                                                                        "--conflict-exit-code"},
+
+@dataclass(frozen=True)
+class Grammar:
+    """flags: short options without a value; values: short options taking one; long: name -> its short
+    equivalent or a kind ("flag", "value", "optional" for `--x[=v]`); positional: words before the command."""
+
+    flags: str = ""
+    values: str = ""
+    long: dict[str, str] = field(default_factory=dict)
+    positional: int = 0
+
+
+HELP = {"help": "flag", "version": "flag"}
+GRAMMARS: dict[str, Grammar] = {
+    "env": Grammar("i0v", "uCSa", {**HELP, "ignore-environment": "i", "null": "0", "debug": "v", "unset": "u",
+                                   "chdir": "C", "split-string": "S", "argv0": "a", "ignore-signal": "optional",
+                                   "default-signal": "optional", "block-signal": "optional",
+                                   "list-signal-handling": "flag"}),
+    "time": Grammar("pvqa", "of", {**HELP, "portability": "p", "verbose": "v", "quiet": "q", "append": "a",
+                                   "output": "o", "format": "f"}),
+    "timeout": Grammar("v", "sk", {**HELP, "foreground": "flag", "preserve-status": "flag", "verbose": "v",
+                                   "signal": "s", "kill-after": "k"}, positional=1),
+    "nice": Grammar("", "n", {**HELP, "adjustment": "n"}),
+    "nohup": Grammar("", "", dict(HELP)),
+    "stdbuf": Grammar("", "ioe", {**HELP, "input": "i", "output": "o", "error": "e"}),
+    "ionice": Grammar("t", "cnpPu", {**HELP, "class": "c", "classdata": "n", "pid": "p", "pgid": "P", "uid": "u",
+                                     "ignore": "t"}),
+    "chrt": Grammar("abdefimorRv", "TPD", {**HELP, "all-tasks": "a", "batch": "b", "deadline": "d", "fifo": "f",
+                                           "ext": "e", "idle": "i", "max": "m", "other": "o", "rr": "r",
+                                           "reset-on-fork": "R", "verbose": "v", "pid": "p", "sched-runtime": "T",
+                                           "sched-period": "P", "sched-deadline": "D"}, positional=1),
+    "taskset": Grammar("acp", "", {**HELP, "all-tasks": "a", "cpu-list": "c", "pid": "p"}, positional=1),
+    "flock": Grammar("sxunFoe", "wEc", {**HELP, "shared": "s", "exclusive": "x", "unlock": "u", "nonblock": "n",
+                                        "no-fork": "F", "close": "o", "timeout": "w", "conflict-exit-code": "E",
+                                        "command": "c", "verbose": "flag"}, positional=1),
+    "setsid": Grammar("cfw", "", {**HELP, "ctty": "c", "fork": "f", "wait": "w"}),
+    "command": Grammar("p", ""), "builtin": Grammar(), "exec": Grammar("cl", "a"), "unbuffer": Grammar("p", ""),
+    "caffeinate": Grammar("dimsu", "tw"), "nocorrect": Grammar(), "noglob": Grammar(), "busybox": Grammar(),
+    "coproc": Grammar(),
 }
-WRAPPERS = {"env", "nice", "timeout", "nohup", "command", "builtin", "exec", "time", "stdbuf", "ionice", "setsid",
-            "chrt", "taskset", "unbuffer", "caffeinate", "nocorrect", "noglob", "flock", "busybox", "coproc"}
-POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1}
+WRAPPERS = set(GRAMMARS)
+#: What an option does beyond running the command (short option after long names are folded to it).
+EFFECTS = {("time", "o"): "time -o writes its report to a file", ("env", "a"): "sets the program's argv[0], "
+           "which some programs use to pick what they do", ("exec", "a"): "sets the program's argv[0], which some "
+           "programs use to pick what they do", ("ionice", "p"): "changes another process's I/O priority",
+           ("ionice", "P"): "changes other processes' I/O priority", ("ionice", "u"): "changes other processes' "
+           "I/O priority", ("chrt", "p"): "changes another process's scheduling", ("taskset", "p"):
+           "changes another process's CPU affinity", ("caffeinate", "w"): "waits on another process"}
+
+
+@dataclass
+class _Parsed:
+    opts: list[tuple[str, str | None]] = field(default_factory=list)  # (short name or long kind name, value)
+    rest: list[Word] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+
+def _long(g: Grammar, text: str) -> tuple[str, str] | None:
+    """(the option's canonical name, its kind) for `--name`, allowing a unique abbreviation."""
+    if text in g.long:
+        return text, g.long[text]
+    matches = [n for n in g.long if n.startswith(text)]
+    return (matches[0], g.long[matches[0]]) if len(matches) == 1 and text else None
+
+
+def _parse(name: str, words: list[Word]) -> _Parsed:
+    g, out, i = GRAMMARS[name], _Parsed(), 0
+    while i < len(words):
+        w = words[i].text
+        if w == "--":
+            i += 1
+            break
+        if name == "env" and "=" in w and not w.startswith("-"):
+            out.opts.append(("=", w))
+            i += 1
+            continue
+        if name == "nice" and re.fullmatch(r"-[-+]?\d+", w):  # the old form: nice -10 cmd
+            i += 1
+            continue
+        if not w.startswith("-") or w == "-":
+            break
+        i += 1
+        if w.startswith("--"):
+            key, eq, value = w[2:].partition("=")
+            found = _long(g, key)
+            if found is None:
+                out.unknown.append(w)
+                continue
+            canon, kind = found
+            short = kind if len(kind) == 1 else canon
+            takes = kind == "value" or (len(kind) == 1 and kind in g.values)
+            if takes and not eq and i < len(words):
+                value, i = words[i].text, i + 1
+            out.opts.append((short, value if (eq or takes) else None))
+            continue
+        j = 1
+        while j < len(w):
+            c = w[j]
+            if c in g.values:
+                value = w[j + 1:]
+                if not value and i < len(words):
+                    value, i = words[i].text, i + 1
+                out.opts.append((c, value))
+                break
+            if c in g.flags:
+                out.opts.append((c, None))
+            else:
+                out.unknown.append(f"-{c}")
+            j += 1
+    out.rest = words[i:]
+    return out
 
 
 def unwrap(words: list[Word], ctx: Ctx) -> tuple[list[Word], list[Verdict], list[str]]:
@@ -35,49 +143,61 @@ def unwrap(words: list[Word], ctx: Ctx) -> tuple[list[Word], list[Verdict], list
         if name not in WRAPPERS or (name == "command" and len(words) > 1 and words[1].text in ("-v", "-V")):
             break
         seen.append(name)
-        rest = words[1:]
+        argv = [w.text for w in words]
+        p = _parse(name, words[1:])
+        if p.unknown:
+            verdicts.append(confirm(argv, f"{name} {p.unknown[0]} is not an option LACA knows for {name}"))
+        rest = p.rest
+        for opt, value in p.opts:
+            why = EFFECTS.get((name, opt))
+            if why:
+                verdicts.append(confirm(argv, why))
+            elif name == "env":
+                rest = _env_option(opt, value, rest, argv, verdicts, ctx)
         if name == "flock":
-            rest = _flock(rest)
-            words = rest
+            words = _flock(p, argv, verdicts)
             continue
-        value_opts = VALUE_OPTS.get(name, set())
-        while rest and (rest[0].text.startswith("-") or (name == "env" and "=" in rest[0].text)):
-            opt = rest.pop(0)
-            if opt.text == "--":
-                break
-            if name == "env" and "=" in opt.text and not opt.text.startswith("-"):
-                key, _, value = opt.text.partition("=")
-                why = prefix_problem(key, value)
-                if why:
-                    verdicts.append(confirm([w.text for w in words], why))
-                continue
-            if opt.text in value_opts and rest:
-                arg = rest.pop(0)
-                if name == "env" and opt.text in ("-S", "--split-string"):
-                    rest = [Word(t) for t in _split(arg.text)] + rest
-                elif name == "env" and opt.text in ("-C", "--chdir"):
-                    targets = resolve(arg, ctx)
-                    ctx.cwd = targets[0].path if len(targets) == 1 and not targets[0].unknown else None
-            elif name == "env" and opt.text.startswith("--split-string="):
-                rest = [Word(t) for t in _split(opt.text.split("=", 1)[1])] + rest
-        skip = POSITIONAL.get(name, 0)
-        if name in ("nice", "taskset", "chrt") and rest and rest[0].text.lstrip("-").replace("x", "").isalnum() \
-                and program_name(rest[0]) not in WRAPPERS and rest[0].text[:1].isdigit():
-            skip = 1
-        rest = rest[skip:]
-        words = rest
+        if name == "nohup":
+            verdicts.append(confirm(argv, "nohup writes nohup.out when its output is a terminal"))
+        skip = GRAMMARS[name].positional
+        if name == "chrt" and any(o == "m" for o, _ in p.opts):
+            skip = 0
+        words = rest[skip:]
     return words, verdicts, seen
 
 
-def _flock(rest: list[Word]) -> list[Word]:
-    """flock [options] FILE COMMAND…, or with -c CODE anywhere: the command it runs."""
-    for i, w in enumerate(rest[:-1]):
-        if w.text in ("-c", "--command"):
-            return [Word("sh"), Word("-c"), rest[i + 1]]
-    i = 0
-    while i < len(rest) and rest[i].text.startswith("-"):
-        i += 2 if rest[i].text in VALUE_OPTS["flock"] else 1
-    return rest[i + 1:]
+def _env_option(opt: str, value: str | None, rest: list[Word], argv: list[str], verdicts: list[Verdict],
+                ctx: Ctx) -> list[Word]:
+    if opt == "=" and value is not None:
+        key, _, val = value.partition("=")
+        why = prefix_problem(key, val)
+        if why:
+            verdicts.append(confirm(argv, why))
+    elif opt == "S" and value is not None:
+        if "$" in value or "\\c" in value:
+            verdicts.append(confirm(argv, "env -S expands variables in its string"))
+        split = [Word(t) for t in _split(value)]
+        inner = _parse("env", split)  # the string may hold more options and NAME=value words
+        if inner.unknown:
+            verdicts.append(confirm(argv, f"env {inner.unknown[0]} is not an option LACA knows for env"))
+        for o, v in inner.opts:
+            rest = _env_option(o, v, rest, argv, verdicts, ctx)
+        return inner.rest + rest
+    elif opt == "C" and value is not None:
+        targets = resolve(Word(value, tilde=value.startswith("~")), ctx) if "$" not in value else []
+        ctx.cwd = targets[0].path if len(targets) == 1 and not targets[0].unknown else None
+    return rest
+
+
+def _flock(p: _Parsed, argv: list[str], verdicts: list[Verdict]) -> list[Word]:
+    """flock [options] FILE|FD COMMAND…, or with -c CODE: the command it runs. A FILE is created."""
+    target = p.rest[0].text if p.rest else ""
+    if target and not target.isdigit():
+        verdicts.append(confirm(argv, f"flock creates {target} when it does not exist"))
+    code = next((v for o, v in p.opts if o == "c" and v is not None), None)
+    if code is not None:
+        return [Word("sh"), Word("-c"), Word(code)]
+    return p.rest[1:]
 
 
 def _split(text: str) -> list[str]:

@@ -14,250 +14,27 @@ workspace what the command would have made it.
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Iterable
 
-from framework_core.sandbox.nodes import NodeKind, NodeState, remove_tree
+from framework_core.sandbox.change_model import (DIFF_FILE_LIMIT, OPAQUE_XATTRS, ORIGIN_XATTRS,  # noqa: F401
+                                                  UNSUPPORTED_XATTRS, Change, ChangeKind, ChangeSet, ChangeSetError,
+                                                  summarize)
+from framework_core.sandbox.nodes import NodeState, remove_tree
 from framework_core.sandbox.undo_store import Conflict, UndoEntry, UndoError
 from framework_core.wording import plural
 
-ChangeKind = Literal["created", "modified", "deleted", "replaced_dir", "mode_changed", "touched", "symlink"]
-OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
-UNSUPPORTED_XATTRS = ("user.overlay.redirect", "trusted.overlay.redirect")
-ORIGIN_XATTRS = ("user.overlay.origin", "trusted.overlay.origin")
-DIFF_FILE_LIMIT = 1 << 20  # larger files are named in the preview, not diffed
 
+# ---- reading (sandbox/change_read.py) ----------------------------------------------------------------
+def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (), mounted: Iterable[str] = (),
+                 max_bytes: int = 0) -> ChangeSet:
+    """Walk the upper directory of an overlay of `workspace` and judge each change; see `change_read.py`."""
+    from framework_core.sandbox.change_read import read_changes as read
 
-class ChangeSetError(Exception):
-    """The upper directory holds something this reader does not understand; nothing was applied."""
-
-
-@dataclass(frozen=True)
-class Change:
-    rel_path: str
-    kind: ChangeKind
-    node: NodeKind  # what the path is after the change (for a deletion: what it was)
-    before: NodeKind = "absent"  # what the workspace had when the change set was read
-    vanished: bool = False  # the command changed a file that was deleted from the workspace meanwhile
-
-
-@dataclass
-class ChangeSet:
-    upper: Path
-    workspace: Path
-    changes: list[Change] = field(default_factory=list)
-    protected: tuple[str, ...] = ()
-    protected_attempts: list[Change] = field(default_factory=list)  # under a control path: never applied
-    placeholders: list[str] = field(default_factory=list)  # bubblewrap's mount points for missing control paths
-    links: dict[int, str] = field(default_factory=dict)  # upper inode -> unchanged workspace file (hard links)
-
-    def __bool__(self) -> bool:
-        return bool(self.changes)
-
-    def summary(self) -> str:
-        """One line, e.g. "3 files changed, 1 folder deleted, 1 file created"."""
-        return summarize(self.changes, self.protected_attempts)
-
-    def diff(self, max_lines: int = 400) -> str:
-        """A preview of every change, with unified diffs of text files (binary and large files named)."""
-        lines: list[str] = []
-        for c in self.changes:
-            lines += _preview(c, self.upper / c.rel_path, self.workspace / c.rel_path)
-            if len(lines) > max_lines:
-                break
-        for c in self.protected_attempts:
-            lines.append(f"protected, not applied: {c.rel_path}")
-        if len(lines) > max_lines:
-            lines = lines[:max_lines] + [f"… {plural(len(lines) - max_lines, 'more line')} not shown"]
-        return "\n".join(lines)
-
-
-def summarize(changes: Iterable[Change], attempts: Iterable[Change] = ()) -> str:
-    counts: dict[tuple[str, str], int] = {}
-    for c in changes:
-        replaced = c.kind == "replaced_dir" or (c.kind == "modified" and c.before != c.node)
-        node = c.before if replaced else c.node  # "1 folder replaced" when a file now stands there
-        noun = "folder" if node == "dir" else "symlink" if node == "symlink" else "file"
-        verb = "replaced" if replaced else {"modified": "changed", "mode_changed": "mode changed",
-                                            "symlink": "created" if c.before == "absent" else "changed"
-                                            }.get(c.kind, c.kind)
-        counts[(noun, verb)] = counts.get((noun, verb), 0) + 1
-    order = ["changed", "created", "deleted", "replaced", "mode changed", "touched"]
-    parts = [f"mode changed on {plural(n, noun)}" if verb == "mode changed" else f"{plural(n, noun)} {verb}"
-             for (noun, verb), n in sorted(counts.items(), key=lambda kv: (order.index(kv[0][1]), kv[0][0]))]
-    blocked = len(list(attempts))
-    if blocked:
-        parts.append(f"{plural(blocked, 'protected path')} left unchanged")
-    return ", ".join(parts) if parts else "no files changed"
-
-
-# ---- reading ------------------------------------------------------------------------------------------
-def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = ()) -> ChangeSet:
-    """Walk the upper directory of an overlay of `workspace`; `protected` are relative control paths."""
-    prot = tuple(sorted({p.strip("/") for p in protected if p.strip("/")}))
-    cs = ChangeSet(Path(upper), Path(workspace), protected=prot)
-    _scan(cs, str(upper), "", fresh=False)
-    return cs
-
-
-def _scan(cs: ChangeSet, upper_dir: str, rel_dir: str, *, fresh: bool) -> None:
-    """`fresh`: the workspace has nothing under this folder that survives (it is new, or opaque)."""
-    with os.scandir(upper_dir) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    for entry in entries:
-        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-        st = entry.stat(follow_symlinks=False)
-        target = cs.workspace / rel
-        before: NodeKind = "absent" if fresh else NodeState.of(target).kind
-        if _under(rel, cs.protected):
-            _note_protected(cs, rel, entry.path, st, before)
-            continue
-        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-            change: Change | None = None if fresh else Change(rel, "deleted", before, before)
-        elif stat.S_ISDIR(st.st_mode):
-            change = _scan_dir(cs, entry.path, rel, st, before)
-        else:
-            change = _file_change(cs, entry.path, rel, st, before, fresh)
-        if change is not None:
-            cs.changes.append(change)
-            if before == "dir" and (change.kind in ("deleted", "replaced_dir") or change.node != "dir"):
-                _protected_below(cs, rel)
-
-
-def _scan_dir(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind) -> Change | None:
-    names = os.listxattr(path, follow_symlinks=False)
-    if any(x in names for x in UNSUPPORTED_XATTRS):
-        raise ChangeSetError(f"{rel}: the overlay recorded a renamed folder (redirect_dir), which LACA cannot "
-                             "apply; mount the overlay with redirect_dir off (bubblewrap's default)")
-    opaque = any(x in names and os.getxattr(path, x, follow_symlinks=False) == b"y" for x in OPAQUE_XATTRS)
-    change: Change | None = None
-    if before == "absent":  # a folder copied up from the workspace that is gone now was moved away meanwhile
-        change = Change(rel, "created", "dir", "absent", any(x in names for x in ORIGIN_XATTRS) and not opaque)
-    elif opaque or before != "dir":
-        change = Change(rel, "replaced_dir", "dir", before)
-    elif stat.S_IMODE(st.st_mode) != NodeState.of(cs.workspace / rel).mode:
-        change = Change(rel, "mode_changed", "dir", "dir")
-    if change is not None:  # parents before their contents
-        cs.changes.append(change)
-        if change.kind == "replaced_dir" and before == "dir":
-            _protected_below(cs, rel)
-    _scan(cs, path, rel, fresh=before == "absent" or opaque or before != "dir")
-    return None
-
-
-def _file_change(cs: ChangeSet, path: str, rel: str, st: os.stat_result, before: NodeKind,
-                 fresh: bool) -> Change | None:
-    node = NodeState.from_stat(st, path)
-    if before == "absent":
-        # copied up from the workspace (a hard link made by the command carries the origin too)
-        vanished = not fresh and node.kind == "file" and st.st_nlink == 1 and _has_origin(path)
-        return Change(rel, "symlink" if node.kind == "symlink" else "created", node.kind, "absent", vanished)
-    old = NodeState.of(cs.workspace / rel)
-    if node.kind == "symlink":
-        if old.kind == "symlink" and old.target == node.target:
-            return Change(rel, "touched", "symlink", before) if old.mtime_ns != node.mtime_ns else None
-        return Change(rel, "symlink", "symlink", before)
-    if node.kind != "file" or old.kind != "file":
-        return Change(rel, "modified", node.kind, before)
-    if old.size != node.size:
-        return Change(rel, "modified", "file", "file")
-    if old.mtime_ns != node.mtime_ns and not _same_bytes(path, cs.workspace / rel):
-        return Change(rel, "modified", "file", "file")
-    if old.mode != node.mode:
-        return Change(rel, "mode_changed", "file", "file")
-    if old.mtime_ns != node.mtime_ns:
-        return Change(rel, "touched", "file", "file")
-    if st.st_nlink > 1:  # copied up only to be linked to: the workspace file can be the link's source
-        cs.links[st.st_ino] = rel
-    return None
-
-
-def _note_protected(cs: ChangeSet, rel: str, path: str, st: os.stat_result, before: NodeKind) -> None:
-    empty = (stat.S_ISDIR(st.st_mode) and not os.listdir(path)) or (stat.S_ISREG(st.st_mode) and st.st_size == 0)
-    if rel in cs.protected and before == "absent" and empty:
-        cs.placeholders.append(rel)
-        return
-    node = NodeState.from_stat(st, path).kind
-    whiteout = stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
-    cs.protected_attempts.append(Change(rel, "deleted" if whiteout else "modified" if before != "absent"
-                                        else "created", before if whiteout else node, before))
-
-
-def _protected_below(cs: ChangeSet, rel: str) -> None:
-    """Control paths inside a folder that goes away: they are kept, and reported."""
-    for p in cs.protected:
-        if p.startswith(rel + "/") and os.path.lexists(cs.workspace / p):
-            kind = NodeState.of(cs.workspace / p).kind
-            cs.protected_attempts.append(Change(p, "deleted", kind, kind))
-
-
-def _under(rel: str, prefixes: tuple[str, ...]) -> bool:
-    return any(rel == p or rel.startswith(p + "/") for p in prefixes)
-
-
-def _has_origin(path: str) -> bool:
-    for name in ORIGIN_XATTRS:
-        try:
-            os.getxattr(path, name, follow_symlinks=False)
-            return True
-        except OSError:
-            continue
-    return False
-
-
-def _same_bytes(a: str | Path, b: str | Path) -> bool:
-    with open(a, "rb") as fa, open(b, "rb") as fb:
-        while True:
-            x, y = fa.read(1 << 16), fb.read(1 << 16)
-            if x != y:
-                return False
-            if not x:
-                return True
-
-
-# ---- preview ------------------------------------------------------------------------------------------
-def _preview(c: Change, new: Path, old: Path) -> list[str]:
-    rel = c.rel_path
-    if c.kind == "deleted":
-        return [f"deleted {'folder ' if c.node == 'dir' else ''}{rel}"]
-    if c.kind == "replaced_dir":
-        return [f"replaced {'folder' if c.before == 'dir' else 'a ' + c.before + ' by a folder'}: {rel}"]
-    if c.node == "dir":
-        return [f"new folder {rel}"] if c.kind == "created" else [f"mode {_mode(old)} → {_mode(new)}: {rel}/"]
-    if c.node == "symlink":
-        return [f"symlink {rel} -> {os.readlink(new)}"]
-    if c.kind == "mode_changed":
-        return [f"mode {_mode(old)} → {_mode(new)}: {rel}"]
-    if c.kind == "touched":
-        return [f"touched (same contents) {rel}"]
-    if c.node != "file":
-        return [f"{c.kind} {c.node} {rel}"]
-    return _text_diff(rel, old if c.before == "file" else None, new)
-
-
-def _text_diff(rel: str, old: Path | None, new: Path) -> list[str]:
-    size = new.stat().st_size
-    verb = "created" if old is None else "changed"
-    if size > DIFF_FILE_LIMIT or (old is not None and old.stat().st_size > DIFF_FILE_LIMIT):
-        return [f"{verb} {rel} ({plural(size, 'byte')}, too large to show)"]
-    try:
-        after = new.read_bytes().decode()
-        before = old.read_bytes().decode() if old is not None else ""
-    except UnicodeDecodeError:
-        return [f"binary file {verb}: {rel} ({plural(size, 'byte')})"]
-    if "\0" in after or "\0" in before:
-        return [f"binary file {verb}: {rel} ({plural(size, 'byte')})"]
-    head = "/dev/null" if old is None else f"a/{rel}"
-    lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), head, f"b/{rel}", lineterm=""))
-    return lines or [f"{verb} {rel} (no text difference)"]
-
-
-def _mode(path: Path) -> str:
-    return f"{stat.S_IMODE(os.lstat(path).st_mode):o}"
+    return read(upper, workspace, protected=protected, mounted=mounted, max_bytes=max_bytes)
 
 
 # ---- applying -----------------------------------------------------------------------------------------
@@ -328,7 +105,7 @@ def find_conflicts(cs: ChangeSet, workspace: Path, started_ns: int) -> list[Conf
         except (FileNotFoundError, NotADirectoryError):
             st = None
         now = NodeState.from_stat(st, full).kind if st else "absent"
-        if c.vanished:
+        if c.vanished and now == "absent" and _changed_since(full.parent, started_ns):
             out.append(Conflict(c.rel_path, "it was deleted or moved while the command ran"))
         elif now != c.before:
             out.append(Conflict(c.rel_path, "it appeared while the command ran" if c.before == "absent"
@@ -344,13 +121,28 @@ def find_conflicts(cs: ChangeSet, workspace: Path, started_ns: int) -> list[Conf
 
 def _broken_parent(workspace: Path, rel: str, folders: dict[str, bool]) -> str | None:
     """The first folder on the way to `rel` that is no longer a real folder (a symlink would lead the
-    writes elsewhere), or None. `folders` caches the answers."""
-    if rel not in folders:
-        parent_bad = _broken_parent(workspace, os.path.dirname(rel), folders)
-        if parent_bad is not None:
-            return parent_bad
-        folders[rel] = NodeState.of(workspace / rel).kind == "dir"
-    return None if folders[rel] else rel
+    writes elsewhere), or None. `folders` caches the answers; walked top down without recursion."""
+    todo: list[str] = []
+    cur = rel
+    while cur not in folders:
+        todo.append(cur)
+        cur = os.path.dirname(cur)
+    if not folders[cur]:
+        return cur
+    for item in reversed(todo):
+        folders[item] = NodeState.of(workspace / item).kind == "dir"
+        if not folders[item]:
+            return item
+    return None
+
+
+def _changed_since(folder: Path, started_ns: int) -> bool:
+    """The workspace folder changed (an entry was added, removed or renamed) after the command started."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return True
+    return max(st.st_mtime_ns, st.st_ctime_ns) > started_ns
 
 
 def _subtree_conflicts(top: Path, rel_top: str, started_ns: int) -> list[Conflict]:

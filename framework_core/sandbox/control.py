@@ -2,34 +2,25 @@
 
 A git hook runs on the user's next `git commit` in their own shell; `core.hooksPath` in `.git/config` points
 git at hooks elsewhere; `.laca/rules.yaml` widens LACA's own permissions; `.mcp.json` starts a server in the
-next session. Commands see these read-only, and `writeFile` on them always asks. This module knows which
-paths they are and what a change to each can do; it does no mounting.
+next session. Commands see the existing ones read-only (an early error), and `writeFile` on any control path
+always asks. What lands of a command's change set is decided by the gate (`gate.py`); this module lists the
+paths to bind read-only and judges one planned write; it does no mounting.
 """
 
 from __future__ import annotations
 
 import os
-import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-#: LACA's own workspace files: each widens what the next session runs or allows.
-LACA_FILES: dict[str, str] = {
-    ".laca": "LACA's workspace folder (rule files, custom commands): a rule here can auto-allow commands "
-             "in the next session",
-    ".mcp.json": "the next session will start the MCP servers named in this file",
-    "framework_config.yaml": "LACA's workspace config: providers, MCP servers, tools, sandbox and permission "
-                             "settings for the next session",
-    "tools.yaml": "declares tools the model can call in the next session",
-}
+from framework_core.sandbox.gate import LACA_FILES, Gate, Kind
+
 GIT_PARTS: dict[str, str] = {
     "hooks": "git runs hooks on your next git command, outside any sandbox",
     "config": "git config can make git run programs (core.hooksPath, core.fsmonitor, aliases, filters) "
               "outside any sandbox",
 }
-#: What other tools run on their own; extendable with `sandbox.protected_paths`.
-DEFAULT_EXTRA = (".envrc",)
-EXTRA_REASONS = {".envrc": "direnv runs this file when you enter the folder"}
 SKIP_DIRS = {"node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache", "target",
              "dist", "build", ".cache", ".git"}
 SCAN_MAX_DIRS = 3000
@@ -71,8 +62,10 @@ def git_dirs(workspace: Path) -> list[str]:
     return sorted(found)
 
 
-def control_paths(workspace: Path, extra: tuple[str, ...] | list[str] = DEFAULT_EXTRA) -> list[ControlPath]:
-    """Every control path of this workspace, existing or not (a missing one must stay missing)."""
+def control_paths(workspace: Path, extra: tuple[str, ...] | list[str] = ()) -> list[ControlPath]:
+    """The control paths bound read-only inside the sandbox, existing or not: LACA's files, each repository's
+    hooks and config, the user's `sandbox.protected_paths`. An early, clear "read-only" error for the command;
+    the guarantee is the gate (`gate.py`), which judges every change before it lands."""
     out = [ControlPath(rel, why, rel == ".laca") for rel, why in LACA_FILES.items()]
     for git in git_dirs(workspace) or [".git"]:
         for part, why in GIT_PARTS.items():
@@ -80,59 +73,41 @@ def control_paths(workspace: Path, extra: tuple[str, ...] | list[str] = DEFAULT_
     for rel in extra:
         rel = PurePosixPath(rel).as_posix().strip("/")
         if rel and ".." not in PurePosixPath(rel).parts:
-            out.append(ControlPath(rel, EXTRA_REASONS.get(rel, "listed in sandbox.protected_paths"),
-                                   (workspace / rel).is_dir()))
+            out.append(ControlPath(rel, "listed in sandbox.protected_paths", (workspace / rel).is_dir()))
     return out
 
 
-def control_reason(path: Path, workspace: Path, extra: tuple[str, ...] | list[str] = DEFAULT_EXTRA) -> str | None:
-    """Why `path` (absolute, resolved) is a control path, or None. Covers paths inside a control folder."""
+def control_reason(path: Path, workspace: Path, extra: tuple[str, ...] | list[str] = ()) -> str | None:
+    """Why writing the file `path` (absolute, resolved) would touch a control path, or None: the gate's
+    judgement of that one write, the file's future contents unknown (so any git config or pointer is control)."""
     try:
-        rel = PurePosixPath(path.relative_to(workspace).as_posix())
+        rel = PurePosixPath(path.relative_to(workspace).as_posix()).as_posix()
     except ValueError:
         return None
-    parts = rel.parts
-    if parts and parts[0] in LACA_FILES:
-        return LACA_FILES[parts[0]]
-    for i, part in enumerate(parts):
-        if part == ".git" and i + 1 < len(parts):
-            rest = parts[i + 1:]
-            if rest[0] in GIT_PARTS:
-                return GIT_PARTS[rest[0]]
-            if rest[0] == "modules" and len(rest) >= 3 and rest[2] in GIT_PARTS:
-                return GIT_PARTS[rest[2]]
-    text = rel.as_posix()
-    for item in extra:
-        item = item.strip("/")
-        if text == item or text.startswith(item + "/"):
-            return EXTRA_REASONS.get(item, "listed in sandbox.protected_paths")
-    return None
+    if rel in ("", "."):
+        return None
+    tree = _PlannedWrite(workspace, rel)
+    prot = tuple(p.strip("/") for p in extra if p.strip("/"))
+    judged = Gate(tree, str(workspace), prot).judge(rel)
+    return judged.reason if judged.verdict == "control" else None
 
 
-#: git config keys that make git run a program (or send credentials somewhere); a new repository's config with
-#: any of them is not kept from a sandboxed command.
-EXECUTING_GIT_CONFIG = re.compile(
-    r"^\s*(hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy|external|textconv|helper|program|"
-    r"proxy|clean|smudge|process|receivepack|uploadpack|sequenceeditor|command)\s*=|^\s*\w+\s*=\s*!",
-    re.I | re.M)
+class _PlannedWrite:
+    """The workspace as it is, with `target` about to be a file whose contents are not known yet."""
 
+    def __init__(self, workspace: Path, target: str) -> None:
+        self.workspace, self.target = workspace, target
 
-def new_repo_allows(rel: str, created_git_dirs: set[str], upper_file: Path) -> bool:
-    """A repository the command created itself (`git init`, `git clone`) keeps its sample hooks and a config that
-    runs nothing; anything else under a control path of it is dropped like any control path."""
-    parts = PurePosixPath(rel).parts
-    if ".git" not in parts:
-        return False
-    git_dir = "/".join(parts[: parts.index(".git") + 1])
-    if git_dir not in created_git_dirs:
-        return False
-    rest = parts[parts.index(".git") + 1:]
-    if rest[:1] == ("hooks",):
-        return len(rest) == 1 or (len(rest) == 2 and rest[1].endswith(".sample"))
-    if rest == ("config",):
+    def kind(self, rel: str) -> Kind:
+        if rel == self.target:
+            return "file"
+        path = self.workspace / rel if rel else self.workspace
         try:
-            text = upper_file.read_text(encoding="utf-8", errors="replace")
+            mode = os.lstat(path).st_mode
         except OSError:
-            return False
-        return not EXECUTING_GIT_CONFIG.search(text)
-    return False
+            return "absent"
+        return ("dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else
+                "symlink" if stat.S_ISLNK(mode) else "other")
+
+    def read(self, rel: str) -> bytes | None:
+        return None  # contents unknown: a git config or pointer is judged control

@@ -14,6 +14,7 @@ NO_NETWORK = re.compile(r"Could not resolve host|Temporary failure in name resol
 WRITE_FAILED = re.compile(r"Read-only file system|Device or resource busy|Permission denied|"
                           r"Operation not permitted|could not (?:write|lock|open)", re.I)
 PRIVATE_TMP = re.compile(r"(?:/var)?/tmp/\S*.*No such file or directory")
+WORKTREE_OUTSIDE = re.compile(r"could not create leading directories of '([^']+?)/\.git'.*Read-only file system")
 PATHISH = re.compile(r"(?:^|[\s'\"`(])((?:/|\./|\.\./)?[\w.@+-]+(?:/[\w.@+-]+)*)")
 
 
@@ -31,6 +32,10 @@ def explain(stderr: str, *, workspace: Path, mode: str | None, network: bool,
         rel, why = hit
         notes.append(f"{rel} is a protected control path and stays read-only inside the sandbox ({why}). "
                      "The user can change it themselves, or approve a writeFile of it (asked every time).")
+    elif mode != "read-only" and (worktree := WORKTREE_OUTSIDE.search(stderr)):
+        notes.append(f"a git worktree at {worktree.group(1)} is outside the workspace ({workspace}), which "
+                     "commands cannot change: it does not exist and cannot land; make it inside the workspace "
+                     "instead (for example `git worktree add worktrees/NAME`)")
     elif "Read-only file system" in stderr:
         notes += _read_only(stderr, workspace, mode, profile)
     private_tmp = PRIVATE_TMP.search(stderr)

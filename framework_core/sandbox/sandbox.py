@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
+from framework_core.sandbox.gate import Gate
+from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import Hidden, hidden_paths
 from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
@@ -47,7 +49,8 @@ class Sandbox:
     profile: Profile
     workspace: Path
     home: Path = field(default_factory=Path.home)
-    protected_extra: tuple[str, ...] = (".envrc",)
+    protected_extra: tuple[str, ...] = ()
+    max_apply_bytes: int = 0  # sandbox.max_apply_bytes: a change set with more bytes of files is not applied
     hidden_extra: tuple[str, ...] = ()
     laca_dirs: tuple[Path, ...] = ()
     use_overlay: bool = True
@@ -143,19 +146,22 @@ class Sandbox:
         finally:
             if fd is not None:
                 os.close(fd)
-            if mode == "write":
-                launch.dropped.extend(_remove_created(missing, self.workspace))
+            if mode == "write":  # and the control paths of repositories the command made
+                known = {c.rel for c in controls}
+                made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
+                        if c.rel not in known]
+                launch.dropped.extend(_remove_created(missing + made, self.workspace, self.protected_extra))
             if mode != "overlay":
                 shutil.rmtree(scratch, ignore_errors=True)
 
-    def server_wrapper(self, *, network: bool, cwd: Path | None = None,
+    def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False,
                        roots: tuple[Path, ...] = ()) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
-        a command, with the workspace writable in place (a server's changes cannot wait for it to exit), its
-        package caches writable (uvx, npx), the folders of its `roots:` setting writable (a grant the user
-        trusted; never one that would uncover a hidden credential path), and the network unless the server's
-        settings say no. The seccomp filter comes from a file through `sh`, because the process is started by
-        the MCP SDK, not by us."""
+        a command, with the workspace read-only, or with `write` writable in place (a server's changes cannot
+        wait for it to exit: no overlay, no undo; the trust question says so), and with `write` the folders of
+        its `roots:` setting writable too (never one that is, holds or lies in a hidden credential path), its
+        package caches writable (uvx, npx), and the network unless the server's settings say no. The seccomp
+        filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
             return ()
         controls = control_paths(self.workspace, self.protected_extra)
@@ -163,9 +169,10 @@ class Sandbox:
                           if os.path.lexists(self.workspace / c.rel))
         hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
         caches = tuple(str(p) for p in (self.home / ".cache", self.home / ".npm") if p.is_dir())
-        caches += tuple(str(r) for r in roots if r.is_dir() and not _near_hidden(r, hidden))  # the server's roots
+        if write:  # the server's roots, with the workspace's access
+            caches += tuple(str(r) for r in roots if r.is_dir() and not _near_hidden(r, hidden))
         filter_file = self._seccomp_file()
-        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write", network,
+        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if write else "read-only", network,
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), writable=caches, reexposed=_reexposed())
@@ -249,22 +256,40 @@ def _run_dirs() -> tuple[str, ...]:
     return ("/run", *extra)
 
 
-def _remove_created(paths: list[Path], workspace: Path) -> list[str]:
-    """Control paths that did not exist before a direct-write command and do now: remove them. Only writeFile,
-    which asks every time, may create one."""
+def _remove_created(paths: list[Path], workspace: Path, protected: tuple[str, ...] = ()) -> list[str]:
+    """Control paths that did not exist before a direct-write command and do now: remove them unless the gate
+    (`gate.py`) judges all of it data (a new repository's config and sample hooks as `git init` writes them).
+    Only writeFile, which asks every time, may create the rest."""
+    gate = Gate(AfterTree(None, workspace), str(workspace), tuple(protected))
     removed = []
     for path in paths:
         if not os.path.lexists(path):
+            continue
+        rel = path.relative_to(workspace).as_posix()
+        if _all_data(gate, workspace, rel):
             continue
         try:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
                 path.unlink()
-            removed.append(path.relative_to(workspace).as_posix())
+            removed.append(rel)
         except OSError:
             pass
     return removed
+
+
+def _all_data(gate: Gate, workspace: Path, rel: str) -> bool:
+    """`rel` and, for a folder, everything in it is data or runs later (never control)."""
+    stack = [rel]
+    while stack:
+        item = stack.pop()
+        if gate.judge(item).verdict == "control":
+            return False
+        full = workspace / item
+        if full.is_dir() and not full.is_symlink():
+            stack += [f"{item}/{name}" for name in os.listdir(full)]
+    return True
 
 
 def _near_hidden(root: Path, hidden: list[Hidden]) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -9,7 +11,8 @@ from typing import Any
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.tools.base import ActionPreview, ToolContext, ToolRegistry, ToolSpec
 from framework_core.sandbox.undo_store import UndoError
-from framework_core.tools.files import resolve_in_workspace, unified_diff_preview, write_with_undo
+from framework_core.tools.files import (lexically_inside, resolve_in_workspace, unified_diff_preview,
+                                        write_with_undo)
 from framework_core.wording import plural
 
 NEW_FILE_PREVIEW_LINES = 60
@@ -22,7 +25,21 @@ def _path_arg(args: dict[str, Any], ctx: ToolContext) -> tuple[Path, bool]:
     raw: str = args.get("path") or ""
     if not raw.strip():
         raise ToolArgumentError("argument 'path' is empty")
-    return resolve_in_workspace(raw, ctx.workspace)
+    path, inside = resolve_in_workspace(raw, ctx.workspace)
+    if not inside and lexically_inside(raw, ctx.workspace) is not None:
+        raise ToolArgumentError(f"{raw} leads outside the workspace through a symlink (to {path}); the file tools "
+                                "do not follow it there. Name that path itself if you mean it (LACA asks first).")
+    return path, inside
+
+
+def _beneath(args: dict[str, Any], ctx: ToolContext, path: Path, inside: bool) -> tuple[Path | None, str]:
+    """(the root to open beneath, the path relative to it), or (None, the absolute path) outside the workspace.
+    What names a place in the workspace is opened beneath it, so a symlink swapped in meanwhile is not followed
+    out (framework_core/tools/safe_open.py)."""
+    rel = lexically_inside(str(args.get("path") or ""), ctx.workspace)
+    if rel is None and inside:
+        rel = os.path.relpath(path, os.path.realpath(ctx.workspace))
+    return (ctx.workspace, rel) if rel is not None else (None, str(path))
 
 
 # ---- executeBashCommand ---------------------------------------------------------------------------
@@ -70,6 +87,7 @@ def bash_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         why = out.stopped or (f"timed out after {ctx.settings.command_timeout_s:g} s; its whole process group was "
                               "killed (teps_settings.command_timeout_s)")
         raise ToolError(why, data=data)
+    ran.raise_if_not_applied(data)
     return data
 
 
@@ -103,21 +121,21 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     offset = int(args.get("offset") or 1)  # JSON Schema counts 3.0 as an integer
     limit = int(args["limit"]) if args.get("limit") is not None else None
     encoding = _read_encoding(args)
-    if not path.exists():
-        gone = " (saved outputs are kept only while their session runs)" if saved else ""
-        raise ToolError(f"file not found: {path}{gone}")
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory; list it with executeBashCommand `ls`")
+    fd = _open_read(args, ctx, path, inside, saved)
     try:
-        with open(path, "rb") as fh:
-            if b"\0" in fh.read(8192):
-                raise ToolError(f"{path} looks like a binary file; not returned as text")
+        if b"\0" in os.pread(fd, 8192, 0):
+            raise ToolError(f"{path} looks like a binary file; not returned as text")
         shown = str(args.get("path")) if inside else str(path)
-        view = bound_file(path, ctx.result_budget(), offset=offset, limit=limit, shown_path=shown, encoding=encoding)
+        # the descriptor's own file, whatever the path names by now (by its path only where /proc is missing)
+        source = f"/proc/self/fd/{fd}" if os.path.isdir("/proc/self/fd") else path
+        view = bound_file(source, ctx.result_budget(), offset=offset, limit=limit, shown_path=shown,
+                          encoding=encoding)
     except RangeError as exc:
         raise ToolArgumentError(str(exc)) from None
     except OSError as exc:
         raise ToolError(f"could not read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
     total = view.total_lines or 0
     last = min(offset + limit - 1, total) if limit else total
     data: dict[str, Any] = {"file_path": str(path), "content": view.text, "total_lines": total,
@@ -125,6 +143,30 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if view.cut:
         data["cut"] = "cut: " + view.summary()
     return data
+
+
+def _open_read(args: dict[str, Any], ctx: ToolContext, path: Path, inside: bool, saved: bool) -> int:
+    """A descriptor of the regular file to read; a folder, FIFO, device or a path leading out is an error at
+    once (a FIFO is opened without waiting for a writer)."""
+    from framework_core.tools.safe_open import NotRegular, OutsideWorkspace, open_for_reading
+
+    root, rel = _beneath(args, ctx, path, inside)
+    try:
+        return open_for_reading(root, rel)
+    except FileNotFoundError:
+        gone = " (saved outputs are kept only while their session runs)" if saved else ""
+        raise ToolError(f"file not found: {path}{gone}") from None
+    except NotRegular as exc:
+        if exc.what == "a directory":
+            raise ToolError(f"{path} is a directory; list it with executeBashCommand `ls`") from None
+        raise ToolError(f"{path} is {exc.what}; readFile reads only regular files") from None
+    except OutsideWorkspace:
+        raise ToolError(f"{args.get('path')} now leads outside the workspace (a symlink changed since it was "
+                        "checked); not read") from None
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            raise ToolError(f"{path} is a directory; list it with executeBashCommand `ls`") from None
+        raise ToolError(f"could not read {path}: {exc.strerror or exc}") from None
 
 
 def _read_encoding(args: dict[str, Any]) -> str:
@@ -148,8 +190,8 @@ def write_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
     content: str = args["content"]
     mode: str = args.get("mode") or "w"
     notes = [] if inside else [f"writes OUTSIDE the workspace ({ctx.workspace})"]
-    if path.is_file():
-        old = path.read_text(encoding="utf-8", errors="replace")
+    old = _old_text(args, ctx, path, inside)
+    if old is not None:
         new = old + content if mode == "a" else content
         verb = "Append to" if mode == "a" else "Overwrite"
         shown = str(path.relative_to(ctx.workspace.resolve())) if inside else str(path)
@@ -162,8 +204,21 @@ def write_preview(args: dict[str, Any], ctx: ToolContext) -> ActionPreview:
     return ActionPreview(f"Create file {path} ({plural(len(lines), 'line')})", body, None, notes, str(path), inside)
 
 
+def _old_text(args: dict[str, Any], ctx: ToolContext, path: Path, inside: bool) -> str | None:
+    """The text a write would replace (None: no regular file there), read as the write will reach it."""
+    from framework_core.tools.safe_open import open_for_reading
+
+    root, rel = _beneath(args, ctx, path, inside)
+    try:
+        fd = open_for_reading(root, rel)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read().decode("utf-8", errors="replace")
+
+
 def write_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    path, _ = _path_arg(args, ctx)
+    path, inside = _path_arg(args, ctx)
     content: str = args.get("content") or ""
     encoding: str = args.get("encoding") or "utf-8"
     mode: str = args.get("mode") or "w"
@@ -173,9 +228,17 @@ def write_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         data = content.encode(encoding)
     except LookupError:
         raise ToolArgumentError(f"unknown encoding '{encoding}'") from None
+    from framework_core.tools.safe_open import NotRegular, OutsideWorkspace
+
+    root, _ = _beneath(args, ctx, path, inside)
     try:
         written, notice = write_with_undo(path, data, append=(mode == "a"), undo=ctx.undo,
-                                          label=f"writeFile {_shown(path, ctx)}")
+                                          label=f"writeFile {_shown(path, ctx)}", root=root)
+    except OutsideWorkspace:
+        raise ToolError(f"{args.get('path')} now leads outside the workspace (a symlink changed since it was "
+                        "checked); not written") from None
+    except NotRegular as exc:
+        raise ToolError(f"{path} is {exc.what}; writeFile writes only regular files") from None
     except OSError as exc:
         raise ToolError(f"could not write {path}: {exc.strerror}") from None
     except UndoError as exc:

@@ -184,6 +184,7 @@ def _cli_handler(tool: DeclaredToolModel):
         if out.timed_out or out.stopped:
             raise ToolError(out.stopped or f"{tool.name} timed out after {ctx.settings.command_timeout_s:g} s "
                             "(its whole process group was stopped)", data=data)
+        ran.raise_if_not_applied(data)
         return data
     return handle
 
@@ -254,12 +255,13 @@ def to_spec(tool: DeclaredToolModel, source: Path) -> ToolSpec:
                     network=tool.network and tool.type == "cli", runs_process=tool.type == "cli")
 
 
-def load_tools_file(path: Path) -> list[ToolSpec]:
-    """Parse and validate a tools.yaml; any problem is a ConfigError naming file, line, key and problem."""
+def load_tools_file(path: Path, text: str | None = None) -> list[ToolSpec]:
+    """Parse and validate a tools.yaml; any problem is a ConfigError naming file, line, key and problem.
+    `text`: the file's text already read (a workspace's tools as the user trusted them), not read again."""
     from framework_core.config.load_errors import at_key, pydantic_error, type_name
-    from framework_core.config.yaml_load import load_yaml
+    from framework_core.config.yaml_load import load_yaml, parse_yaml
 
-    doc = load_yaml(path, what="tools file")
+    doc = load_yaml(path, what="tools file") if text is None else parse_yaml(text, path)
     raw = doc.data
     top: tuple[str, ...] = ("tools",) if isinstance(raw, dict) else ()
     entries = raw.get("tools") if isinstance(raw, dict) else raw

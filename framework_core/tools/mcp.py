@@ -67,6 +67,12 @@ class McpManager:
         #: argv put in front of a stdio server's command (the sandbox), given the server's name and settings.
         self.wrapper: Callable[[str, McpServerSettings], tuple[str, ...]] = lambda name, settings: ()
         self.environ: dict[str, str] = dict(os.environ)  # ${VAR} expansion only; servers never get it whole
+        #: Given a server's name and its tools' definitions (name, description, input_schema): None to use them,
+        #: or why not (a trusted workspace server whose definitions changed: framework_core/config/trust_pins.py).
+        self.vet_tools: Callable[[str, list[dict[str, Any]]], str | None] = lambda name, tools: None
+        #: Given a server's name before each start: None to start it, or why not (a trusted workspace server
+        #: whose script changed since it was trusted is not restarted with the change).
+        self.vet_launch: Callable[[str], str | None] = lambda name: None
         self.backoff: tuple[float, ...] = BACKOFF_S  # waits before each restart after a lost connection
         self.log_notice_every_s = LOG_NOTICE_EVERY_S  # a server's logged errors are said at most this often
         self.calls = CallRunner(self)
@@ -107,6 +113,11 @@ class McpManager:
 
     def _launch(self, server: _Server) -> None:
         assert self._loop is not None
+        refused = self.vet_launch(server.name)
+        if refused:
+            server.fail(refused)
+            self.notice("error", refused, key=f"launch:{server.name}")
+            return
         server.gen += 1
         server.ready.clear()
         server.state, server.started_at = "starting", time.monotonic()
@@ -187,6 +198,12 @@ class McpManager:
     def _register(self, server: _Server, listing: Any) -> None:
         self.registry.unregister_source(f"mcp:{server.name}")
         server.tools, server.notes = [], list(listing.dropped)
+        refused = self.vet_tools(server.name, [{"name": t.name, "description": t.description,
+                                                "input_schema": t.input_schema} for t in listing.tools])
+        if refused:
+            server.notes.append(refused)
+            self.notice("warning", refused, key=f"pin:{server.name}")
+            return
         for tool in listing.tools:
             execution = getattr(tool, "execution", None)
             if getattr(execution, "task_support", None) == "required":

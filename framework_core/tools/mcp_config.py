@@ -85,15 +85,17 @@ def stdio_parameters(launch: Launch, wrapper: Sequence[str] = ()) -> Any:
                                  encoding_error_handler="replace")
 
 
-def load_mcp_json(workspace: Path) -> dict[str, McpServerSettings]:
-    """Read a workspace `.mcp.json`. Unknown keys are noted on the server's settings (see `config_notes`);
-    errors name the file, the line and the key."""
+def load_mcp_json(workspace: Path, text: str | None = None) -> dict[str, McpServerSettings]:
+    """Read a workspace `.mcp.json` (or parse `text`, its text as already read: the bytes the user trusted).
+    Unknown keys are noted on the server's settings (see `config_notes`); errors name the file, the line and
+    the key."""
     from pydantic import ValidationError
 
     from framework_core.config.load_errors import at_key, pydantic_error, type_name
-    from framework_core.config.yaml_load import load_json_doc
+    from framework_core.config.yaml_load import load_json_doc, parse_json_doc
 
-    doc = load_json_doc(workspace / MCP_JSON, what=MCP_JSON)
+    doc = (load_json_doc(workspace / MCP_JSON, what=MCP_JSON) if text is None
+           else parse_json_doc(text, workspace / MCP_JSON))
     servers = doc.data.get("mcpServers") if isinstance(doc.data, dict) else None
     if not isinstance(doc.data, dict):
         raise at_key(f"the top level must be an object with a 'mcpServers' object, not {type_name(doc.data)}", doc, ())

@@ -11,14 +11,13 @@ the client was registered with.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
 import time
 from pathlib import Path
 from typing import Any
 
 AUTH_DIR = "mcp-oauth"
+CHANGED_BY = ("tokens", "expires_at", "client_info")  # written by a sign-in or a refresh, in any process
 
 
 def token_path(folder: Path, server: str, url: str) -> Path:
@@ -37,14 +36,32 @@ def token_files(folder: Path, server: str) -> list[Path]:
 
 
 def _names(path: Path, server: str) -> bool:
+    from framework_core.config.json_store import loads_bounded
+
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("server") == server
-    except (OSError, ValueError, AttributeError):
+        data = loads_bounded(path.read_bytes())
+    except (OSError, ValueError):  # DamagedFile is a ValueError
         return False
+    return isinstance(data, dict) and data.get("server") == server
+
+
+def _checked(data: Any) -> dict[str, Any]:
+    """A token file's shape: an object naming its server and URL, whose parts are objects where present."""
+    if not isinstance(data, dict) or not isinstance(data.get("server"), str) or not isinstance(data.get("url"), str):
+        raise ValueError("no server and url")
+    for key in ("tokens", "client_info", "auth_server"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            raise ValueError(f'"{key}" is not an object')
+    if data.get("expires_at") is not None and not isinstance(data["expires_at"], (int, float)):
+        raise ValueError('"expires_at" is not a number')
+    return data
 
 
 class TokenFile:
-    """The SDK's `TokenStorage` over one file (or memory only, when `path` is None)."""
+    """The SDK's `TokenStorage` over one file (or memory only, when `path` is None), read and written through
+    `JsonStore`: saved under a lock, merging only the keys this process changed into what is on disk (so two
+    LACAs signed in to one server keep each other's refreshed tokens), atomically, mode 0600; a damaged file is
+    moved aside and said, and the server signs in again."""
 
     def __init__(self, path: Path | None, server: str, url: str) -> None:
         self.path = path
@@ -55,15 +72,23 @@ class TokenFile:
         if path is not None:
             self._load(path, url)
 
+    def _store(self, path: Path) -> Any:
+        from framework_core.config.json_store import JsonStore
+
+        return JsonStore(path, what=f"sign-in file of MCP server {self.data['server']}", check=_checked,
+                         empty=dict, lost=lambda _: "its saved sign-in; LACA signs in to the server again",
+                         lock=path.parent.with_name(path.parent.name + ".lock"))  # one lock, beside the folder
+
     def _load(self, path: Path, url: str) -> None:
+        store = self._store(path)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+            data = store.read()
+        except OSError as exc:
+            self.problem = f"could not read {path} ({exc.strerror or exc}); signing in again"
             return
-        except (OSError, ValueError) as exc:
-            self.problem = f"could not read {path} ({exc}); signing in again"
-            return
-        if isinstance(data, dict) and data.get("url") == url:
+        if store.problems:
+            self.problem = store.problems[-1]
+        if data.get("url") == url:
             self.data.update(data)
 
     # ---- the SDK's TokenStorage -------------------------------------------------------------------
@@ -75,7 +100,7 @@ class TokenFile:
     async def set_tokens(self, tokens: Any) -> None:
         self.data["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
         self.data["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in else None
-        self.save()
+        self.save(("tokens", "expires_at"))
 
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -92,7 +117,7 @@ class TokenFile:
         if self.fixed_client is not None:
             return
         self.data["client_info"] = client_info.model_dump(mode="json", exclude_none=True)
-        self.save()
+        self.save(("client_info",))
 
     # ---- what LACA keeps besides --------------------------------------------------------------------
     @property
@@ -115,18 +140,19 @@ class TokenFile:
         value = self.data.get("callback_port")
         return value if isinstance(value, int) else None
 
-    def save(self) -> None:
-        """Write the whole file atomically, readable by the user only."""
+    def save(self, keys: tuple[str, ...] | None = None) -> None:
+        """Write the file atomically, readable by the user only, merged into what is on disk under the lock: of the
+        keys another process may have changed meanwhile (CHANGED_BY), only `keys`, the ones this call changed
+        (with None, everything this process knows)."""
         if self.path is None:
             return
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.data, fh, indent=1)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
+            with self._store(self.path).update() as data:
+                if data.get("url") not in (None, self.data["url"]):
+                    data.clear()  # another URL's file under this name: this server's sign-in replaces it
+                data.update({k: v for k, v in self.data.items() if keys is None or k in keys or k not in CHANGED_BY})
+                data.update(server=self.data["server"], url=self.data["url"])
         except OSError as exc:
             self.problem = f"could not save the sign-in to {self.path} ({exc.strerror or exc}); it lasts this run only"
 

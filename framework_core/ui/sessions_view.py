@@ -30,7 +30,8 @@ def format_sessions(workspace: Path, *, numbered: bool = False) -> str:
 
 def last_user_message(path: Path) -> str:
     """The last thing the user said in a transcript, read from its end (transcripts can be large)."""
-    import json
+    from framework_core.config.json_store import loads_bounded
+    from framework_core.core.session import MAX_RECORD_DEPTH
 
     try:
         with open(path, "rb") as fh:
@@ -42,7 +43,7 @@ def last_user_message(path: Path) -> str:
     for line in reversed(tail):
         if '"role": "user"' in line and '"type": "message"' in line:
             try:
-                text = json.loads(line)["message"]["content"]
+                text = loads_bounded(line, max_depth=MAX_RECORD_DEPTH)["message"]["content"]
             except (ValueError, KeyError, TypeError):
                 continue
             if isinstance(text, str) and text.strip() and not text.startswith("[LACA:"):

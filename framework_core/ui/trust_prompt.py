@@ -15,24 +15,26 @@ from framework_core.ui.safe_text import visible
 if TYPE_CHECKING:
     from framework_core.config.load import Overrides
     from framework_core.config.trust import Addition, Pending, TrustStore
+    from framework_core.config.trust_files import WorkspaceFiles
 
 
-def workspace_additions(workspace: Path) -> list["Addition"]:
-    """Everything the workspace brings (files that fail to parse are left to the config load to report)."""
+def workspace_additions(workspace: Path, files: "WorkspaceFiles | None" = None) -> list["Addition"]:
+    """Everything the workspace brings, from its files as read once (`files`; read now without them). Files
+    that fail to parse are left to the config load to report."""
     from framework_core.errors import ConfigError
-    from framework_core.config.shipped import CONFIG_NAME, shipped_dir
+    from framework_core.config.load import workspace_layer
     from framework_core.config.trust import config_additions, file_additions
+    from framework_core.config.trust_files import WorkspaceFiles
 
+    files = files or WorkspaceFiles.read(workspace)
     out: list[Addition] = []
-    ws_config = workspace / CONFIG_NAME
-    if ws_config.is_file() and ws_config.resolve() != (shipped_dir() / CONFIG_NAME).resolve():
-        from framework_core.config.yaml_load import load_yaml_mapping
-
-        try:
-            out += [a for a, _ in config_additions(load_yaml_mapping(ws_config).data)]
-        except ConfigError:
-            pass
-    return out + file_additions(workspace)
+    try:
+        layer = workspace_layer(files)  # as the config load sees it, so that the digests shown are the ones used
+    except ConfigError:
+        layer = None
+    if layer is not None:
+        out += [a for a, _ in config_additions(layer, workspace, files)]
+    return out + file_additions(workspace, files)
 
 
 ADDITION_FILES = (".mcp.json", "tools.yaml", "framework_config.yaml", ".laca/rules.yaml")
@@ -43,10 +45,10 @@ def brings_anything(workspace: Path) -> bool:
     return any((workspace / n).is_file() for n in ADDITION_FILES)
 
 
-def pending_for(workspace: Path, store: "TrustStore") -> list["Pending"]:
+def pending_for(workspace: Path, store: "TrustStore", files: "WorkspaceFiles | None" = None) -> list["Pending"]:
     if not brings_anything(workspace):
         return []
-    _, pending = store.pending(workspace, workspace_additions(workspace))
+    _, pending = store.pending(workspace, workspace_additions(workspace, files))
     return pending
 
 
@@ -64,6 +66,8 @@ def trust_panel(workspace: Path, pending: list["Pending"]) -> Panel:
             rows.append(Text(f"  • {p.addition.kind} {p.addition.key.split(':', 1)[1]}", style="bold"))
             rows.append(Text(f"      was: {visible(p.previous or '')}", style="laca.dim"))
             rows.append(Text(f"      now: {visible(p.addition.summary)}", style="yellow"))
+            if p.note:
+                rows.append(Text(f"      and: {visible(p.note)}", style="bold yellow"))
     rows += [Text(""), Text("Nothing of these is used until you answer. Trust only a workspace whose files you "
                             "know: an MCP server or a tool runs a program of the workspace's choosing.",
                             style="laca.warn")]
@@ -71,25 +75,30 @@ def trust_panel(workspace: Path, pending: list["Pending"]) -> Panel:
 
 
 def review_workspace(workspace: Path, overrides: "Overrides", console: Console, *, pt_input: Any = None,
-                     pt_output: Any = None) -> None:
-    """Ask about new or changed additions; a yes is remembered, a no leaves them out of this session."""
+                     pt_output: Any = None, guard_s: float | None = None) -> None:
+    """Ask about new or changed additions; a yes is remembered, a no leaves them out of this session.
+    `guard_s`: how long keys typed before the question are ignored (ui/keys.py's default when None)."""
     from framework_core.config.trust import default_store, trusted_by_user_config
-    from framework_core.ui.keys import ask_key
+    from framework_core.ui.keys import DEFAULT_GUARD_S, ask_key
 
     if overrides.trust or not brings_anything(workspace) or trusted_by_user_config(workspace):
         return  # the config load trusts and records them
+    from framework_core.config.trust_files import WorkspaceFiles
+
     store = default_store()
-    pending = pending_for(workspace.resolve(), store)
+    files = WorkspaceFiles.read(workspace.resolve())  # read once: shown, digested and used as read here
+    overrides.workspace_files = files
+    pending = pending_for(workspace.resolve(), store, files)
     if not pending:
         return
     console.print(trust_panel(workspace.resolve(), pending))
     try:
         key = ask_key("Use them? y then Enter: trust and remember · n then Enter: start without them ", "yn",
-                      pt_input=pt_input, pt_output=pt_output)
+                      pt_input=pt_input, pt_output=pt_output, guard_s=DEFAULT_GUARD_S if guard_s is None else guard_s)
     except (KeyboardInterrupt, EOFError):
         key = "n"
-    if key == "y":
-        overrides.trust = True  # the config load records them (and uses them even if recording fails)
+    if key == "y":  # the config load records exactly these (and uses them even if recording fails)
+        overrides.answered = {p.addition.key: p.addition.digest for p in pending}
         console.print(Text("Trusted; LACA will ask again if any of these changes.", style="laca.ok"))
     else:
         console.print(Text("Starting without them. Restart LACA here to be asked again.", style="laca.warn"))

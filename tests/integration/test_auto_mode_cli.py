@@ -38,7 +38,7 @@ def test_oneshot_auto_runs_local_commands_and_declines_network_ones(workspace: P
     server.enqueue(Reply(tool_calls=[bash("echo hi > made.txt")]),
                    Reply(tool_calls=[bash("curl -o x https://example.invalid")]), Reply(text="done"))
     r = laca("--permission-mode", "auto", "-p", "go", cwd=workspace, server=server)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 3, r.stderr  # the network call was declined for want of an approval
     assert (workspace / "made.txt").read_text() == "hi\n"
     assert "laca: auto · sandboxed · /undo 1: echo hi > made.txt" in r.stderr
     assert "declined executeBashCommand" in r.stderr and "curl" in r.stderr
@@ -48,5 +48,5 @@ def test_oneshot_auto_runs_local_commands_and_declines_network_ones(workspace: P
 def test_oneshot_ask_mode_still_declines_what_auto_would_run(workspace: Path, server: FakeOpenAIServer) -> None:
     server.enqueue(Reply(tool_calls=[bash("echo hi > made.txt")]), Reply(text="done"))
     r = laca("-p", "go", cwd=workspace, server=server)
-    assert r.returncode == 0 and "declined executeBashCommand" in r.stderr
+    assert r.returncode == 3 and "declined executeBashCommand" in r.stderr
     assert not (workspace / "made.txt").exists()

@@ -1,5 +1,5 @@
-"""A sandboxed stdio MCP server may write in the folders of its `roots:` setting (a grant shown in the trust
-question), and nowhere else outside the workspace. The folder lives outside /tmp (the sandbox's /tmp is private,
+"""A sandboxed stdio MCP server has the workspace's access to the folders of its `roots:` setting (a grant shown
+in the trust question): with `workspace: write` it writes them, and nowhere else outside the workspace. The folder lives outside /tmp (the sandbox's /tmp is private,
 so a folder there would prove nothing), under the repository's `.pytest-homes/`."""
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ def outside() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.mark.parametrize("granted", [True, False], ids=["a-root", "not-a-root"])
-def test_a_sandboxed_server_writes_only_in_its_roots(workspace: Path, outside: Path, granted: bool) -> None:
-    roots = f"    roots: [{str(outside)!r}]\n" if granted else ""
+@pytest.mark.parametrize(("root", "write"), [(True, True), (True, False), (False, True)],
+                         ids=["a-root-written", "a-root-read-only", "not-a-root"])
+def test_a_sandboxed_server_writes_only_in_its_roots(workspace: Path, outside: Path, root: bool, write: bool) -> None:
+    granted = root and write
     (workspace / "framework_config.yaml").write_text(
         f"mcp_servers:\n  probe:\n    command: {sys.executable}\n    args: [{PROBE!r}]\n    permission: always\n"
-        + roots)
+        + (f"    roots: [{str(outside)!r}]\n" if root else "") + ("    workspace: write\n" if write else ""))
     parts = build_agent(load_config(workspace, Overrides()), events=lambda e: None, approver=ScriptedApprover(),
                         session=open_session(workspace.parent / "data"))
     agent = parts.agent

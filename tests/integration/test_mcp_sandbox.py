@@ -4,6 +4,7 @@ environment (API keys included), and no writes outside the workspace."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -22,18 +23,19 @@ PROBE = str(Path(__file__).with_name("mcp_servers") / "probe_server.py")
 pytestmark = [pytest.mark.mcp, pytest.mark.skipif(not probe().available, reason="no sandbox on this machine")]
 
 
-def start(workspace: Path, *, sandboxed: bool):
+def start(workspace: Path, *, sandboxed: bool, extra: str = ""):
     (workspace / "framework_config.yaml").write_text(
         f"mcp_servers:\n  probe:\n    command: {sys.executable}\n    args: [{PROBE!r}]\n    permission: always\n"
-        f"    sandbox: {'true' if sandboxed else 'false'}\n")
+        f"    sandbox: {'true' if sandboxed else 'false'}\n{extra}")
     parts = build_agent(load_config(workspace, Overrides()), events=lambda e: None, approver=ScriptedApprover(),
                         session=open_session(workspace.parent / "data"))
     wait_for(lambda: "mcp__probe__probe" in parts.agent.teps.registry, 60, "the probe server's tool")
     return parts.agent
 
 
-def report(agent, outside: Path) -> dict[str, str]:
-    result = agent.teps.execute(ToolRequest("p", "mcp__probe__probe", {"outside": str(outside)}, "probe"))
+def report(agent, outside: Path, inside: str = "") -> dict[str, str]:
+    result = agent.teps.execute(ToolRequest("p", "mcp__probe__probe", {"outside": str(outside), "inside": inside},
+                                            "probe"))
     text = str(result.data.get("content") or result.data)
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
@@ -45,7 +47,7 @@ def test_a_stdio_server_runs_confined_unless_configured_otherwise(workspace: Pat
     outside = Path(tempfile.mkdtemp(prefix=".laca-test-", dir=os.path.expanduser("~")))
     agent = start(workspace, sandboxed=sandboxed)
     try:
-        seen = report(agent, outside)
+        seen = report(agent, outside, str(workspace / "made-by-server.txt"))
     finally:
         agent.mcp.close()
     assert "OPENAI_API_KEY" not in seen["env"]  # the SDK's minimal environment either way
@@ -53,5 +55,18 @@ def test_a_stdio_server_runs_confined_unless_configured_otherwise(workspace: Pat
         assert seen["CapEff"] == "0000000000000000" and seen["NoNewPrivs"] == "1"
         assert seen["userns"] != os.readlink("/proc/self/ns/user")
         assert seen["wrote_outside"].startswith("no") and not (outside / "planted.txt").exists()
+        assert seen["wrote_inside"].startswith("no") and not (workspace / "made-by-server.txt").exists()
     else:
         assert seen["userns"] == os.readlink("/proc/self/ns/user")
+
+
+def test_a_server_whose_entry_says_workspace_write_writes_the_workspace(workspace: Path) -> None:
+    outside = Path(tempfile.mkdtemp(prefix=".laca-test-", dir=os.path.expanduser("~")))
+    agent = start(workspace, sandboxed=True, extra="    workspace: write\n")
+    try:
+        seen = report(agent, outside, str(workspace / "made-by-server.txt"))
+    finally:
+        agent.mcp.close()
+        shutil.rmtree(outside, ignore_errors=True)
+    assert seen["wrote_inside"] == "yes" and (workspace / "made-by-server.txt").read_text() == "x"
+    assert seen["wrote_outside"].startswith("no") and not (outside / "planted.txt").exists()

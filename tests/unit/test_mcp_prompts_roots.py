@@ -55,4 +55,4 @@ def test_the_trust_question_shows_a_servers_roots(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"files": {
         "command": "npx", "args": ["server-filesystem"], "roots": ["~/notes", "/srv/data"]}}}))
     [addition] = file_additions(tmp_path)
-    assert addition.summary.endswith('is offered the folders ["~/notes", "/srv/data"] as roots')
+    assert addition.summary.endswith(' · roots: ["~/notes", "/srv/data"], with the workspace\'s access')

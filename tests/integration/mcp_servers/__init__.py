@@ -15,6 +15,7 @@ from tests.waiting import alive, wait_for  # noqa: F401  (the MCP tests import t
 HERE = Path(__file__).parent
 CASES = str(HERE / "cases_server.py")
 SLOW = str(HERE / "slow_server.py")
+DESCRIBED = str(HERE / "described_server.py")
 
 
 def child_pids(marker: str) -> list[int]:

@@ -10,18 +10,23 @@ server = MCPServer("probe-server")
 
 
 @server.tool()
-def probe(outside: str) -> str:
-    """Report CapEff, NoNewPrivs, the user namespace, the environment's names and a write outside the workspace."""
+def probe(outside: str, inside: str = "") -> str:
+    """Report CapEff, NoNewPrivs, the user namespace, the environment's names, a write outside the workspace
+    and one in the workspace (`inside`, a file name there)."""
     status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
-    try:
-        with open(os.path.join(outside, "planted.txt"), "w") as fh:
-            fh.write("x")
-        wrote = "yes"
-    except OSError as exc:
-        wrote = f"no ({exc.strerror})"
     return "\n".join([f"CapEff={status['CapEff'].strip()}", f"NoNewPrivs={status['NoNewPrivs'].strip()}",
                       f"userns={os.readlink('/proc/self/ns/user')}", f"env={','.join(sorted(os.environ))}",
-                      f"wrote_outside={wrote}"])
+                      f"wrote_outside={_try_write(os.path.join(outside, 'planted.txt'))}",
+                      f"wrote_inside={_try_write(inside) if inside else 'not tried'}"])
+
+
+def _try_write(path: str) -> str:
+    try:
+        with open(path, "w") as fh:
+            fh.write("x")
+        return "yes"
+    except OSError as exc:
+        return f"no ({exc.strerror})"
 
 
 if __name__ == "__main__":

@@ -109,7 +109,8 @@ def test_dry_run_previews_a_command_and_applies_only_what_is_accepted(workspace:
     teps.dry_run = True
     command = "sed -i s/old/new/ a.txt && touch dry.txt"
     res = teps.execute(ToolRequest("d", "executeBashCommand", {"command": command}, "b"))
-    assert res.status == "success" and res.data["changes"].startswith("previewed, NOT applied")
+    assert res.status == "error" and res.data["changes"].startswith("previewed, NOT applied")  # never reads as ok
+    assert "NOT applied" in res.data["error_message"]
     assert (workspace / "a.txt").read_text() == "old\n" and not (workspace / "dry.txt").exists()
     summary, diff = approver.reviewed[0]
     assert "1 file changed" in summary and "+new" in diff and approver.seen == []

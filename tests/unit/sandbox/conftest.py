@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+
+from framework_core.sandbox.transaction import remove_deep
 
 from tests.unit.sandbox.overlay_kit import Box, bwrap_path
 
@@ -27,3 +31,14 @@ def bwrap(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture
 def box(tmp_path: Path, bwrap: str) -> Box:
     return Box(tmp_path / "box", bwrap)
+
+
+@pytest.fixture
+def outside_tmp(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A throwaway folder outside /tmp (under the repository's `.pytest-homes/`, ignored by git): the sandbox
+    gives each command a private /tmp, so a HOME or workspace under /tmp would prove nothing."""
+    base = Path(__file__).resolve().parents[3] / ".pytest-homes"
+    base.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=request.node.name[:40] + "-", dir=base))
+    yield folder
+    remove_deep(str(folder))
