@@ -26,7 +26,7 @@ from framework_core.tools.mcp_calls import CallRunner
 from framework_core.tools.mcp_config import config_notes, load_mcp_json, resolve_launch  # noqa: F401 - re-exported
 from framework_core.tools.mcp_names import tool_name
 from framework_core.tools.mcp_oauth import OAuthSignIn
-from framework_core.tools.mcp_resources import Resources, list_catalog, root_paths
+from framework_core.tools.mcp_resources import Resources, list_catalog, root_notes, root_paths
 from framework_core.tools.mcp_state import (BACKOFF_S, ERROR_LOG_LEVELS, LOG_NOTICE_EVERY_S, RESTART_WAIT_S,
                                             RETRY_AFTER_S, ServerStatus, _Server, describe, instructions_block,
                                             log_line, log_summary)
@@ -98,7 +98,7 @@ class McpManager:
         self._thread = threading.Thread(target=loop.run_forever, name="laca-mcp", daemon=True)
         self._thread.start()
         for server in self._servers.values():
-            for note in config_notes(server.settings):
+            for note in config_notes(server.settings) + root_notes(server.name, server.settings, self.workspace):
                 self.notice("warning", note)
             self._launch(server)
 

@@ -129,12 +129,22 @@ async def _pages(fetch: Callable[..., Awaitable[Any]], attr: str, timeout: float
 
 
 def root_paths(settings: "McpServerSettings", workspace: Path) -> tuple[Path, ...]:
-    """The folders of a server's `roots:` setting: `~/…` in the home, a relative path in the workspace."""
+    """The existing folders of a server's `roots:` setting: `~/…` in the home, a relative path in the workspace."""
+    return tuple(dict.fromkeys(p for p in _roots(settings, workspace) if p.is_dir()))
+
+
+def root_notes(name: str, settings: "McpServerSettings", workspace: Path) -> list[str]:
+    """A configured root that is not a folder is not offered: said once, at start."""
+    return [f"MCP server '{name}': root {raw} is not a folder ({path}); it is not offered to the server"
+            for raw, path in zip(settings.roots, _roots(settings, workspace), strict=True) if not path.is_dir()]
+
+
+def _roots(settings: "McpServerSettings", workspace: Path) -> list[Path]:
     out = []
     for raw in settings.roots:
         path = Path(os.path.expanduser(raw))
         out.append((path if path.is_absolute() else workspace / path).resolve())
-    return tuple(dict.fromkeys(out))
+    return out
 
 
 # ---- reading, prompts, the model's tool (from the main thread) ------------------------------------------

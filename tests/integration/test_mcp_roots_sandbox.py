@@ -1,6 +1,7 @@
 """A sandboxed stdio MCP server has the workspace's access to the folders of its `roots:` setting (a grant shown
-in the trust question): with `workspace: write` it writes them, and nowhere else outside the workspace. The folder lives outside /tmp (the sandbox's /tmp is private,
-so a folder there would prove nothing), under the repository's `.pytest-homes/`."""
+in the trust question): with `workspace: write` it writes them, and nowhere else outside the workspace. The folder
+lives outside /tmp (the sandbox's /tmp is private, so a folder there would prove nothing), under the repository's
+`.pytest-homes/`."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 from framework_core.config.models import McpServerSettings
 from framework_core.config.trust import file_additions
 from framework_core.errors import LacaError
-from framework_core.tools.mcp_resources import PromptArgument, PromptInfo, root_paths
+from framework_core.tools.mcp_resources import PromptArgument, PromptInfo, root_notes, root_paths
 from framework_core.ui.mcp_commands import parse_arguments, resource_mention
 
 GREET = PromptInfo("cases", "greet", "Greet someone",
@@ -46,9 +46,14 @@ def test_a_resource_mention_names_a_configured_server() -> None:
 
 
 def test_extra_roots_are_resolved_against_the_workspace_and_the_home(tmp_path: Path) -> None:
-    settings = McpServerSettings(command="x", roots=["docs", "~/notes", str(tmp_path / "abs"), "docs"])
+    for folder in (tmp_path / "docs", Path.home() / "notes", tmp_path / "abs"):
+        folder.mkdir()
+    settings = McpServerSettings(command="x", roots=["docs", "~/notes", str(tmp_path / "abs"), "docs", "gone"])
     assert root_paths(settings, tmp_path) == ((tmp_path / "docs").resolve(), (Path.home() / "notes").resolve(),
                                               (tmp_path / "abs").resolve())
+    gone = (tmp_path / "gone").resolve()
+    assert root_notes("fs", settings, tmp_path) == [f"MCP server 'fs': root gone is not a folder ({gone}); it is not "
+                                                    "offered to the server"]
 
 
 def test_the_trust_question_shows_a_servers_roots(tmp_path: Path) -> None:
