@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from framework_core.core.accounting import status_total
+from framework_core.core.facade_mcp import McpCatalogFacade
 from framework_core.errors import LacaError
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from framework_core.lial_core import ToolResult
     from framework_core.sandbox.undo_store import EntryInfo, RevertResult
     from framework_core.tools.base import ToolSpec
-    from framework_core.tools.mcp_resources import PromptInfo, PromptText, ResourceInfo
     from framework_core.tools.mcp_state import ServerStatus
 
 
@@ -60,7 +60,7 @@ class Closed:
     problem: str | None
 
 
-class Facade:
+class Facade(McpCatalogFacade):
     """Everything a front end may do with a conversation."""
 
     def __init__(self, agent: "Agent", *, workspace: Path,
@@ -328,28 +328,6 @@ class Facade:
         gone = mcp.oauth.forget(name)
         mcp.stop_server(name, f"signed out; /mcp login {name} signs in again")
         return gone, mcp.oauth.token_folder()
-
-    def mcp_resources(self) -> list["ResourceInfo"]:
-        """The resources (and URI templates) ready MCP servers list, for `@server:uri`."""
-        return self.agent.mcp.resources.resources() if self.agent.mcp is not None else []
-
-    def read_mcp_resource(self, server: str, uri: str) -> dict[str, Any]:
-        """A resource as the model would get it: {"content": text within the output budget, "cut"?, "images"?}.
-        Raises LacaError with the reason it could not be read."""
-        if self.agent.mcp is None:
-            raise LacaError("no MCP servers are configured")
-        budget = self.agent.config.teps_settings.output_budget_chars
-        return self.agent.mcp.resources.read(server, uri, budget=budget)
-
-    def mcp_prompts(self) -> list["PromptInfo"]:
-        """The prompts ready MCP servers offer: slash commands `/mcp__server__prompt`."""
-        return self.agent.mcp.resources.prompts() if self.agent.mcp is not None else []
-
-    def get_mcp_prompt(self, server: str, name: str, args: dict[str, str]) -> "PromptText":
-        """A server's prompt filled with `args`, as the text of one user message. Raises LacaError."""
-        if self.agent.mcp is None:
-            raise LacaError("no MCP servers are configured")
-        return self.agent.mcp.resources.get_prompt(server, name, args)
 
     def on_mcp_notice(self, poke: Callable[[], None]) -> None:
         """Call `poke` (from any thread) when an MCP server has something to say: failed, restarted, new tools."""
