@@ -135,7 +135,8 @@ def root_paths(settings: "McpServerSettings", workspace: Path) -> tuple[Path, ..
 
 def root_notes(name: str, settings: "McpServerSettings", workspace: Path) -> list[str]:
     """A configured root that is not a folder is not offered: said once, at start."""
-    return [f"MCP server '{name}': root {raw} is not a folder ({path}); it is not offered to the server"
+    return [f"MCP server '{name}': root {raw} is not a folder" + (f" ({path})" if str(path) != raw else "")
+            + "; it is not offered to the server"
             for raw, path in zip(settings.roots, _roots(settings, workspace), strict=True) if not path.is_dir()]
 
 
