@@ -87,8 +87,7 @@ class TEPSEngine:
         self._bulk_after: list[int] = []  # per call of the current reply: later calls approvable together
         self._approve_rest = False  # the user said yes to the remaining calls of this reply
         self._running_since: float | None = None  # when the call now running started (Ctrl-C reports it)
-        clean, withheld = scrub_env(os.environ if env is None else env, self.settings.scrub_env_patterns,
-                                    self.settings.keep_env)
+        clean, withheld = scrub_env(os.environ if env is None else env, self.settings.keep_env)
         self.sandbox = parts.sandbox
         self.undo = parts.undo
         self._built_sandbox = parts.built_sandbox

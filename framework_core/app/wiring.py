@@ -144,6 +144,7 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write",
                                                               roots=root_paths(s, loaded.workspace))
                                        if s.sandbox else ())
+        mcp.keep_env = tuple(cfg.teps_settings.keep_env)
         mcp.elicit = elicit
         mcp.vet_tools = tool_pins(loaded, servers, interactive=elicit is not None)
         mcp.vet_launch = script_check(loaded, servers)
@@ -155,6 +156,9 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     notice = sandbox.unavailable_notice()  # probes the sandbox here, off the prompt's thread
     if notice:
         warnings.append(notice)
+    home_notice = sandbox.home_notice()
+    if home_notice:
+        warnings.append(home_notice)
     for warning in warnings:
         events(Notice("warning", warning))
     facade = Facade(agent, workspace=loaded.workspace, new_session=lambda a: fresh_session(loaded, a),

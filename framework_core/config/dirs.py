@@ -23,3 +23,11 @@ def user_data_dir() -> Path:
 
 def user_config_path() -> Path:
     return user_config_dir() / "config.yaml"
+
+
+def user_cache_dir() -> Path:
+    """Caches LACA owns: `$XDG_CACHE_HOME/laca`, by default `~/.cache/laca` on Linux (the sandboxed commands'
+    package caches live in `sandbox-home/` there)."""
+    from platformdirs import user_cache_path
+
+    return user_cache_path("laca", appauthor=False)

@@ -6,12 +6,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-DEFAULT_SCRUB_PATTERNS = [
-    "*_API_KEY", "*_APIKEY", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_CREDENTIALS",
-    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_CLIENT_SECRET",
-    "GOOGLE_APPLICATION_CREDENTIALS", "GH_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN", "PYPI_TOKEN",
-    "DATABASE_URL", "*_DSN",
-]
 
 
 class _Model(BaseModel):
@@ -97,10 +91,12 @@ class TepsSettings(_Model):
     screen_output_lines: int = Field(20, ge=0, description="Lines of live command output shown on screen per call.")
     read_max_bytes: int = Field(256_000, gt=0, description="No longer used (readFile returns any range of lines of a "
                                 "file within output_budget_chars); accepted so that older config files still load.")
-    scrub_env_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SCRUB_PATTERNS),
-                                          description="Env var name patterns withheld from commands.")
-    keep_env: list[str] = Field(default_factory=list,
-                                description="Env vars passed through even if a scrub pattern matches.")
+    scrub_env_patterns: list[str] | None = Field(None, description="No longer used: commands get an allowlist of "
+                                                 "variables (keep_env adds to it); accepted so that older config "
+                                                 "files still load.")
+    keep_env: list[str] = Field(default_factory=list, description="More environment variables commands and stdio "
+                                "MCP servers get (names or globs such as MYTOOL_*), besides the shell's basics, "
+                                "locale, toolchain, certificate and (with the network) proxy variables.")
 
 
 class McpOAuthSettings(_Model):
@@ -232,8 +228,30 @@ class SandboxSettings(_Model):
     protected_paths: list[str] = Field(default_factory=list, description="More workspace paths no command may "
                                        "change (besides git's executable files and LACA's own workspace files, "
                                        "which never land from a command).")
-    hidden_paths: list[str] = Field(default_factory=list, description="More paths hidden from commands "
-                                    "(credential locations such as ~/.ssh are hidden already).")
+    hidden_paths: list[str] = Field(default_factory=list, description="More paths outside the home hidden from "
+                                    "commands (inside the home only what home_allow lists is shown).")
+    home_allow: list[str] = Field(default_factory=list, description="More entries of the home shown read-only to "
+                                  "commands (~/path or a path under the home; * within a segment), besides the "
+                                  "toolchains and tool configuration LACA shows (laca doctor lists them).")
+    home_caches: list[str] = Field(default_factory=list, description="More writable, persistent cache folders "
+                                   "in the commands' home (~/path): LACA's own folders, never the real ones.")
+
+    @field_validator("home_allow", "home_caches")
+    @classmethod
+    def _in_the_home(cls, v: list[str]) -> list[str]:
+        """Entries name paths in the home: `~/x`, `x`, or an absolute path under it."""
+        import os
+        from pathlib import Path
+
+        homes = {Path.home(), Path(os.path.realpath(Path.home()))}
+        for entry in v:
+            text = entry[2:] if entry.startswith("~/") else entry
+            paths = {Path(os.path.normpath(text))} if os.path.isabs(text) else {Path(os.path.normpath(h / text))
+                                                                                 for h in homes}
+            if not any(h in p.parents for p in paths for h in homes):
+                raise ValueError(f"'{entry}' is not a path in the home directory ({Path.home()}); write ~/path. The "
+                                 "rest of the file system is shown to commands read-only already.")
+        return v
     overlay: bool = Field(True, description="Run commands that may write in an overlay of the workspace, so "
                           "their changes can be previewed and undone.")
     max_apply_bytes: int = Field(4 << 30, gt=0, description="The most bytes of files one command's change set "

@@ -86,12 +86,16 @@ def build_registry(loaded: "LoadedConfig") -> "ToolRegistry":
 
 
 def build_sandbox(loaded: "LoadedConfig") -> "Sandbox":
+    """The session's sandbox, with the home allowlist (shipped list plus `sandbox.home_allow`/`home_caches`)."""
+    from framework_core.sandbox.home import load_allow
     from framework_core.sandbox.sandbox import Sandbox
 
     cfg = loaded.config.sandbox
+    allow = load_allow().extended(cfg.home_allow, cfg.home_caches, home=Path.home(),
+                                  where=loaded.source_of(("sandbox", "home_allow")))
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
                    hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
-                   use_overlay=cfg.overlay, max_apply_bytes=cfg.max_apply_bytes)
+                   use_overlay=cfg.overlay, max_apply_bytes=cfg.max_apply_bytes, home_allow=allow)
 
 
 def build_undo(loaded: "LoadedConfig", folder: Path | None = None) -> "UndoStore":

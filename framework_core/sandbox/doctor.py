@@ -32,4 +32,42 @@ def run_doctor(overrides: "Overrides", out: TextIO) -> int:
                   "file writes, not commands.\n")
     else:
         out.write("All parts hold: commands run confined as the profile says.\n")
+    _home_and_environment(loaded, out)
     return 0
+
+
+def _home_and_environment(loaded, out: TextIO) -> None:
+    """The home and the environment as a command sees them (names only, never values)."""
+    import os
+    from pathlib import Path
+
+    from framework_core.config.dirs import user_config_dir, user_data_dir
+    from framework_core.sandbox.environment import PROXY, command_env
+    from framework_core.sandbox.home import load_allow
+    from framework_core.sandbox.sandbox import Sandbox
+
+    cfg = loaded.config.sandbox
+    allow = load_allow().extended(cfg.home_allow, cfg.home_caches, home=Path.home(),
+                                  where=loaded.source_of(("sandbox", "home_allow")))
+    sandbox = Sandbox(cfg.profile, loaded.workspace, laca_dirs=(user_config_dir(), user_data_dir()),
+                      hidden_extra=tuple(cfg.hidden_paths), use_overlay=cfg.overlay, home_allow=allow)
+    try:
+        out.write("What a command sees of the home (sandbox.home_allow and home_caches add entries; the list: "
+                  f"{allow.source}):\n")
+        for line in sandbox.home_description():
+            out.write(f"  {line}\n")
+        if sandbox.home_notice():
+            out.write(f"  {sandbox.home_notice()}\n")
+    finally:
+        sandbox.close()
+    keep = loaded.config.teps_settings.keep_env
+    passed, withheld = command_env(os.environ, keep, network=True)
+    proxies = sorted(n for n in passed if n in PROXY)
+    out.write("Environment a command gets (names; teps_settings.keep_env adds names or globs):\n")
+    out.write("  passed: " + (", ".join(sorted(n for n in passed if n not in PROXY)) or "(none)") + "\n")
+    if proxies:
+        out.write("  only with the network: " + ", ".join(proxies) + "\n")
+    out.write("  withheld: " + (", ".join(withheld) or "(none)") + "\n")
+    if loaded.config.teps_settings.scrub_env_patterns is not None:
+        out.write("  note: teps_settings.scrub_env_patterns is no longer used (the environment is an allowlist); "
+                  "remove it, and list variables commands need in keep_env.\n")

@@ -1,7 +1,9 @@
-"""Credential locations hidden from every sandboxed command (they read as empty).
+"""Paths hidden from sandboxed commands (they read as empty) where the empty home does not hide them.
 
-The policy asks before a command reads a credential it can see in the command line; this list covers what it
-cannot see (a script that reads `~/.aws/credentials` itself) and what an approved command should never reach.
+Inside the sandbox the home is an empty folder showing only what `home_allow.yaml` lists (`home.py`), so
+credentials in it need no list. This module hides what lies elsewhere: the user's `sandbox.hidden_paths`,
+LACA's own config and data folders when they are outside the home, and, only when the workspace is the home
+itself (then shown read-only as it is), the well-known credential locations below.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ class Hidden:
     is_dir: bool
 
 
-def hidden_paths(home: Path, extra: list[str] | tuple[str, ...] = (), laca_dirs: tuple[Path, ...] = ()) -> list[Hidden]:
-    """The existing credential paths to hide. A path that does not exist needs no hiding: the sandbox's root is
+def hidden_paths(home: Path, extra: list[str] | tuple[str, ...] = (), laca_dirs: tuple[Path, ...] = (),
+                 home_secrets: tuple[str, ...] = HOME_SECRETS) -> list[Hidden]:
+    """The existing paths to hide. A path that does not exist needs no hiding: the sandbox's root is
     read-only, so nothing can create it."""
-    candidates = [home / rel for rel in HOME_SECRETS] + list(laca_dirs)
+    candidates = [home / rel for rel in home_secrets] + list(laca_dirs)
     candidates += [Path(os.path.expanduser(p)) for p in extra]
     out: list[Hidden] = []
     seen: set[str] = set()

@@ -3,14 +3,17 @@
 Every command runs in its own user namespace with every capability dropped and no-new-privileges set, so
 the sandbox holds when LACA runs as root; in its own PID, UTS, IPC and (unless it was given the network)
 network namespaces; in a new terminal session; and dies with LACA. The file system is the host's, read-only,
-with a private `/tmp`, credential locations hidden, and the workspace mounted as the plan says:
+with a private `/tmp`, an empty home showing only what `home_allow.yaml` lists (toolchains read-only, tool
+configuration as copies without credentials, LACA's own caches writable; see `home.py`), and the workspace
+mounted as the plan says:
 - `read-only`: Safe commands and the read-only profile: a wrong Safe verdict cannot write anything;
 - `overlay`: commands that may write: changes land in an upper directory that LACA applies afterwards
   (with pre-images for undo);
 - `write`: the workspace itself, writable, where it cannot be overlaid.
 Control paths inside the workspace are bound read-only on top in the writable modes. Mount order matters:
-a later mount hides an earlier one below it, so the workspace comes after `/tmp` (it may live there), and
-hidden and protected paths come after the workspace (the workspace may be the home directory). A read-only mount
+a later mount hides an earlier one below it, so the home comes after `/tmp` (a home under /tmp is shown the same
+way), the workspace after the home (it may live there; a workspace that contains the home gets the home after
+it instead), and hidden and protected paths after the workspace. A read-only mount
 does not stop a process from connecting to a Unix socket, and the network namespace does not cover sockets in
 the file system, so `/run` (the Docker socket, the D-Bus buses, podman) is an empty folder inside.
 """
@@ -36,6 +39,13 @@ class Protected:
 
 
 @dataclass(frozen=True)
+class HomeBind:
+    source: str
+    dest: str  # absolute, under the home
+    writable: bool = False
+
+
+@dataclass(frozen=True)
 class SandboxPlan:
     workspace: str
     cwd: str
@@ -51,6 +61,11 @@ class SandboxPlan:
     run_dirs: tuple[str, ...] = ("/run",)  # runtime folders replaced by empty ones (their sockets reach the host)
     writable: tuple[str, ...] = ()  # more folders bound writable (an MCP server's package caches)
     reexposed: tuple[str, ...] = ()  # LACA's own install and Python when they live under a private folder (/tmp)
+    home: str = ""  # the real home, replaced by an empty folder ("" : left as the host has it)
+    home_source: str = ""  # a scratch folder bound as the home ("": a tmpfs)
+    home_mounts: tuple[HomeBind, ...] = ()  # on top of the empty home, in order
+    home_after_workspace: bool = False  # the workspace contains the home: the home's mounts go after it
+    unset_env: tuple[str, ...] = ()  # variables removed unless the command has the network (proxies)
 
 
 def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
@@ -58,14 +73,20 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
     argv = [bwrap, *NAMESPACE_FLAGS]
     if not plan.network:
         argv.append("--unshare-net")
+        for name in plan.unset_env:
+            argv += ["--unsetenv", name]
     argv += [*LIFETIME_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
              "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
     for run in plan.run_dirs:  # sockets there (docker, D-Bus, podman) would reach the host whatever the mounts
         argv += ["--tmpfs", run]
     argv += ["--ro-bind-try", RESOLVER_DIR, RESOLVER_DIR]
+    if not plan.home_after_workspace:
+        argv += _home_mounts(plan)
     for path in plan.reexposed:
         argv += ["--ro-bind", path, path]
     argv += _workspace_mount(plan)
+    if plan.home_after_workspace:
+        argv += _home_mounts(plan)
     for d in plan.hidden_dirs:
         argv += ["--ro-bind", plan.empty_dir, d]
     for f in plan.hidden_files:
@@ -79,6 +100,15 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
         argv += ["--seccomp", str(plan.seccomp_fd)]
     argv.append("--")
     return argv
+
+
+def _home_mounts(plan: SandboxPlan) -> list[str]:
+    if not plan.home:
+        return []
+    out = ["--bind", plan.home_source, plan.home] if plan.home_source else ["--tmpfs", plan.home]
+    for b in plan.home_mounts:
+        out += ["--bind" if b.writable else "--ro-bind", b.source, b.dest]
+    return out
 
 
 def _workspace_mount(plan: SandboxPlan) -> list[str]:

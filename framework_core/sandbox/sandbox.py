@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
+from framework_core.sandbox.environment import PROXY
 from framework_core.sandbox.gate import Gate
 from framework_core.sandbox.overlay_view import AfterTree
-from framework_core.sandbox.hidden import Hidden, hidden_paths
-from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
+from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
+from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, load_allow
+from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 
 Profile = Literal["workspace-write", "read-only", "off"]
@@ -42,6 +44,8 @@ class Launch:
     started_ns: int = 0
     protected: tuple[ControlPath, ...] = ()
     dropped: list[str] = field(default_factory=list)  # control paths the command created, removed afterwards
+    notes: list[str] = field(default_factory=list)  # said with the result (what was written to the home, lost)
+    home: HomeView | None = None  # what the command saw of the home (None: the whole home, read-only)
 
 
 @dataclass
@@ -55,6 +59,8 @@ class Sandbox:
     laca_dirs: tuple[Path, ...] = ()
     use_overlay: bool = True
     bwrap: str | None = None  # None: find it (the bundled binary, then a system bwrap)
+    home_allow: HomeAllow | None = None  # None: the shipped list (home_allow.yaml)
+    cache_root: Path | None = None  # where the commands' caches live; None: `sandbox-home` in LACA's cache dir
     _report: SandboxReport | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _runtime: Path | None = None
@@ -77,14 +83,26 @@ class Sandbox:
     def overlay(self) -> bool:
         return self.active and self.use_overlay and self.report.overlay
 
+    @property
+    def workspace_is_home(self) -> bool:
+        """The workspace is the home, `/`, or a folder holding the home: an overlay there would land in the
+        user's dotfiles, so commands see it read-only."""
+        ws, home = os.path.realpath(self.workspace), os.path.realpath(self.home)
+        return ws == "/" or ws == home or home.startswith(ws.rstrip("/") + "/")
+
     def is_complete(self) -> bool:
         """Everything auto mode relies on: commands confined, the workspace-write profile, an overlay (so what a
         command changes is read, gated and recorded for undo before it lands), and a workspace that is neither
         the home nor `/` (the overlay would then hold the whole home or system)."""
-        if not (self.active and self.profile == "workspace-write" and self.overlay):
-            return False
-        workspace = self.workspace.resolve()
-        return workspace != Path("/") and not getattr(self, "workspace_is_home", workspace == self.home.resolve())
+        return self.active and self.profile == "workspace-write" and self.overlay and not self.workspace_is_home
+
+    def home_notice(self) -> str | None:
+        """Said once at start when the workspace is the home or `/`."""
+        if not self.active or self.profile == "read-only" or not self.workspace_is_home:
+            return None
+        return (f"The workspace ({self.workspace}) is your home folder or holds it: commands see it read-only, so "
+                "nothing they do lands in your dotfiles. Only a command you run outside the sandbox ([u], asked "
+                "every time) can write there; start LACA in a project folder to work normally.")
 
     def describe(self) -> str:
         """A few words for the status line and the approval panel."""
@@ -110,7 +128,7 @@ class Sandbox:
 
     # ---- one command ---------------------------------------------------------------------------------
     def mode_for(self, *, writes: bool) -> WorkspaceMode:
-        if self.profile == "read-only" or not writes:
+        if self.profile == "read-only" or not writes or self.workspace_is_home:
             return "read-only"
         return "overlay" if self.overlay else "write"
 
@@ -133,19 +151,24 @@ class Sandbox:
                           if os.path.lexists(self.workspace / c.rel))
         missing = [self.workspace / c.rel for c in controls if not os.path.lexists(self.workspace / c.rel)]
         hidden = self._hidden()
+        view = self._home_view()
+        scratch_home = scratch / "home"
+        scratch_home.mkdir(mode=0o700)
         fd = seccomp_fd()
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
             str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
-            reexposed=_reexposed())
+            reexposed=_reexposed(self.home), **self._home_plan(view, str(scratch_home)))
         launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
-                        network, upper, time.time_ns(), controls)
+                        network, upper, time.time_ns(), controls, home=view)
         try:
             yield launch
         finally:
             if fd is not None:
                 os.close(fd)
+            if view is not None:
+                launch.notes.extend(_home_written_note(home_writes(scratch_home, view)))
             if mode == "write":  # and the control paths of repositories the command made
                 known = {c.rel for c in controls}
                 made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
@@ -158,28 +181,45 @@ class Sandbox:
                        roots: tuple[Path, ...] = ()) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
         a command, with the workspace read-only, or with `write` writable in place (a server's changes cannot
-        wait for it to exit: no overlay, no undo; the trust question says so), and with `write` the folders of
-        its `roots:` setting writable too (never one that is, holds or lies in a hidden credential path), its
-        package caches writable (uvx, npx), and the network unless the server's settings say no. The seccomp
+        wait for it to exit: no overlay, no undo; the trust question says so), the same home as a command's
+        (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches), the folders of its
+        `roots:` setting with the workspace's access (see `_root_mounts`), and the network unless the server's
+        settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
             return ()
         controls = control_paths(self.workspace, self.protected_extra)
         protected = tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
                           if os.path.lexists(self.workspace / c.rel))
-        hidden = hidden_paths(self.home, self.hidden_extra, self.laca_dirs)
-        caches = tuple(str(p) for p in (self.home / ".cache", self.home / ".npm") if p.is_dir())
-        if write:  # the server's roots, with the workspace's access
-            caches += tuple(str(r) for r in roots if r.is_dir() and not _near_hidden(r, hidden))
+        hidden = self._hidden()
         filter_file = self._seccomp_file()
-        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if write else "read-only", network,
+        writable = write and not self.workspace_is_home and self.profile != "read-only"
+        plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if writable else "read-only",
+                           network,
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
-                           run_dirs=_run_dirs(), writable=caches, reexposed=_reexposed())
+                           run_dirs=_run_dirs(), reexposed=_reexposed(self.home),
+                           **self._root_mounts(self._home_plan(self._home_view(), ""), roots, writable))
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
         if filter_file is None:
             return tuple(argv)
         return ("sh", "-c", f'exec "$@" {SERVER_SECCOMP_FD}<"$0"', str(filter_file), *argv)
+
+    def _root_mounts(self, home_plan: dict, roots: tuple[Path, ...], write: bool) -> dict:
+        """A server's roots (a grant the trust question showed) with the workspace's access: bound writable with
+        `write`; else only those inside the empty home need a read-only bind (the rest of the host is read-only
+        already). Never a root that is, holds or lies in a credential path or LACA's own folders, nor one that
+        holds the home (it would undo the home's allowlist)."""
+        secrets = hidden_paths(self.home, self.hidden_extra, self.laca_dirs, HOME_SECRETS)
+        home = os.path.realpath(self.home)
+        granted = [str(r) for r in roots if r.is_dir() and not _near_hidden(r, secrets)
+                   and not (home + "/").startswith(str(r).rstrip("/") + "/")]
+        if write:
+            return {**home_plan, "writable": tuple(granted)}
+        if home_plan:
+            inside = tuple(HomeBind(r, r) for r in granted if r.startswith(home_plan["home"].rstrip("/") + "/"))
+            return {**home_plan, "home_mounts": home_plan["home_mounts"] + inside}
+        return home_plan
 
     def _seccomp_file(self) -> Path | None:
         from framework_core.sandbox.seccomp import filter_for
@@ -209,12 +249,84 @@ class Sandbox:
         return cached[1]
 
     def _hidden(self) -> list:
+        """Paths hidden on top of everything: the user's `hidden_paths` and LACA's own folders where they lie
+        outside the home (inside it the empty home hides them already), and, only when the workspace is the
+        home itself (then shown read-only as it is), the credential locations of `hidden.py`."""
         now = time.monotonic()
         cached = self._cache.get("hidden")
         if cached is None or now - cached[0] > CACHE_S:
-            cached = (now, hidden_paths(self.home, self.hidden_extra, self.laca_dirs))
+            same = os.path.realpath(self.workspace) == os.path.realpath(self.home)
+            secrets = HOME_SECRETS if same or self._home_real() is None else ()
+            found = hidden_paths(self.home, self.hidden_extra, self.laca_dirs, secrets)
+            home = self._home_real()
+            if home is not None:  # the empty home hides these already
+                found = [h for h in found if not (h.path + "/").startswith(home.rstrip("/") + "/")]
+            cached = (now, found)
             self._cache["hidden"] = cached
         return cached[1]
+
+    # ---- the home ------------------------------------------------------------------------------------
+    def _home_real(self) -> str | None:
+        """The home to replace with an empty one; None where there is none to replace (missing, `/`) or the
+        workspace is the home itself."""
+        home = os.path.realpath(self.home)
+        if home == "/" or not os.path.isdir(home) or home == os.path.realpath(self.workspace):
+            return None
+        return home
+
+    def allowlist(self) -> HomeAllow:
+        if self.home_allow is None:
+            self.home_allow = load_allow()
+        return self.home_allow
+
+    def _home_view(self) -> HomeView | None:
+        """The home's mounts (sanitised copies written, caches created), reused for CACHE_S."""
+        from framework_core.sandbox.home import ensure_caches, write_config_copies
+
+        home = self._home_real()
+        if home is None:
+            return None
+        now = time.monotonic()
+        cached = self._cache.get("home")
+        if cached is not None and now - cached[0] <= CACHE_S:
+            return cached[1]
+        view = ensure_caches(home_mounts(self.allowlist(), Path(home), self._cache_root()))
+        copies_dir = self._runtime_dir() / "home-config"
+        copies_dir.mkdir(exist_ok=True)
+        copies = write_config_copies(view, copies_dir)
+        view = HomeView(view.home, tuple(m if m.kind != "file" else type(m)("file", m.rel, copies[m.rel], m.sanitiser)
+                                         for m in view.mounts if m.kind != "file" or m.rel in copies), view.quiet)
+        self._cache["home"] = (now, view)
+        return view
+
+    def _cache_root(self) -> Path | None:
+        if self.cache_root is None:
+            from framework_core.config.dirs import user_cache_dir
+
+            self.cache_root = user_cache_dir() / "sandbox-home"
+        return self.cache_root
+
+    def _home_plan(self, view: HomeView | None, scratch: str) -> dict:
+        if view is None:
+            return {}
+        binds = tuple(HomeBind(m.source, f"{view.home}/{m.rel}", m.kind == "rw") for m in view.mounts)
+        ws = os.path.realpath(self.workspace)
+        return {"home": view.home, "home_source": scratch, "home_mounts": binds, "unset_env": PROXY,
+                "home_after_workspace": view.home.startswith(ws.rstrip("/") + "/")}
+
+    def home_description(self) -> list[str]:
+        """Lines for `laca doctor`: what a command sees of the home."""
+        view = self._home_view()
+        if view is None:
+            return [f"home {self.home}: shown as it is, read-only, credential locations hidden (the workspace is "
+                    "the home)" if self._home_real() is None and os.path.isdir(self.home) else
+                    f"home {self.home}: not a folder"]
+        out = [f"home {view.home}: an empty folder, thrown away after each command, showing only:"]
+        for kind, label in (("ro", "read-only"), ("file", "copies without credentials"),
+                            ("rw", f"writable caches (LACA's own, in {self._cache_root()})")):
+            names = view.shown(kind)  # type: ignore[arg-type]
+            out.append(f"  {label}: " + (", ".join("~/" + n for n in names) if names else "(none here)"))
+        return out
 
     def _runtime_dir(self) -> Path:
         if self._runtime is None:
@@ -236,16 +348,31 @@ class Sandbox:
 PRIVATE_ROOTS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
 
 
-def _reexposed() -> tuple[str, ...]:
+def _home_written_note(paths: list[str]) -> list[str]:
+    if not paths:
+        return []
+    shown = ", ".join("~/" + p for p in paths[:6]) + (" and more" if len(paths) > 6 else "")
+    return [f"written to the home, not kept: {shown} (inside the sandbox the home is thrown away after each "
+            "command; only LACA's caches such as ~/.cache and ~/.npm persist; sandbox.home_caches adds one)"]
+
+
+def _reexposed(home: Path | None = None) -> tuple[str, ...]:
     """LACA's own install and the Python running it, when they live in a folder each command gets empty (a venv
-    under /tmp): read-only, so that the tools LACA itself starts (an MCP server from its venv) are found."""
+    under /tmp, or in the home): read-only, so that the tools LACA itself starts (an MCP server from its venv)
+    are found. In the home only the Python environments and LACA's package are shown, never the rest of a
+    checkout (a `.env` beside it)."""
     import sys
 
     install = Path(__file__).resolve().parents[2]
+    pythons = [sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)]
+    real_home = os.path.realpath(home) if home is not None else "/"
+    candidates: list[tuple[str, tuple[str, ...]]] = [(p, PRIVATE_ROOTS) for p in [str(install), *pythons]]
+    if real_home != "/":
+        candidates += [(p, (real_home,)) for p in [*pythons, str(install / "framework_core")]]
     out = []
-    for path in dict.fromkeys([str(install), sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)]):
+    for path, roots in candidates:
         path = os.path.realpath(path)
-        if any(path == r or path.startswith(r + "/") for r in PRIVATE_ROOTS) and os.path.exists(path):
+        if any(path == r or path.startswith(r + "/") for r in roots) and os.path.exists(path):
             out.append(path if os.path.isdir(path) else os.path.dirname(path))
     return tuple(dict.fromkeys(out))
 

@@ -51,7 +51,9 @@ class Ran(Generic[T]):
 
             control = {c.rel: c.reason for c in launch.protected}
             notes = explain(stderr, workspace=sandbox.workspace, mode=launch.mode, network=launch.network,
-                            control=control, profile=sandbox.profile)
+                            control=control, profile=sandbox.profile, home=launch.home,
+                            workspace_is_home=sandbox.workspace_is_home)
+        notes += launch.notes  # what the command wrote to its throw-away home
         if launch.dropped:
             notes.append(dropped_note(launch.dropped))
         if self.landed is not None:

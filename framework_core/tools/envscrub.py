@@ -1,22 +1,15 @@
-"""Withhold credentials from the environment commands run in."""
+"""The environment commands run in: an allowlist (`framework_core/sandbox/environment.py`), not a list of
+secret-looking names. Kept under this name for the code that imports it."""
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
 from typing import Mapping
 
-NEVER_WITHHELD = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "PWD", "TMPDIR", "TZ"}
+from framework_core.sandbox.environment import command_env
 
 
-def scrub_env(env: Mapping[str, str], patterns: list[str], keep: list[str]) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Return (clean env, sorted names withheld). Matching is case-insensitive."""
-    pats = [p.upper() for p in patterns]
-    keep_set = set(keep) | NEVER_WITHHELD
-    clean: dict[str, str] = {}
-    withheld: list[str] = []
-    for name, value in env.items():
-        if name not in keep_set and any(fnmatchcase(name.upper(), p) for p in pats):
-            withheld.append(name)
-        else:
-            clean[name] = value
-    return clean, tuple(sorted(withheld))
+def scrub_env(env: Mapping[str, str], keep: list[str] | tuple[str, ...] = ()) -> tuple[dict[str, str],
+                                                                                      tuple[str, ...]]:
+    """Return (the allowed environment, sorted names withheld). Proxy variables are kept here; the sandbox
+    removes them for a command without the network."""
+    return command_env(env, keep, network=True)

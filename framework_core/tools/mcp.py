@@ -67,6 +67,7 @@ class McpManager:
         #: argv put in front of a stdio server's command (the sandbox), given the server's name and settings.
         self.wrapper: Callable[[str, McpServerSettings], tuple[str, ...]] = lambda name, settings: ()
         self.environ: dict[str, str] = dict(os.environ)  # ${VAR} expansion only; servers never get it whole
+        self.keep_env: tuple[str, ...] = ()  # names (globs) passed to stdio servers besides the allowlist
         #: Given a server's name and its tools' definitions (name, description, input_schema): None to use them,
         #: or why not (a trusted workspace server whose definitions changed: framework_core/config/trust_pins.py).
         self.vet_tools: Callable[[str, list[dict[str, Any]]], str | None] = lambda name, tools: None
@@ -132,7 +133,7 @@ class McpManager:
         why: str | None = None
         server.oauth_error = None
         try:
-            launch = resolve_launch(server.name, server.settings, self.workspace, self.environ)
+            launch = resolve_launch(server.name, server.settings, self.workspace, self.environ, self.keep_env)
             with open(server.log_path, "a", encoding="utf-8") as log:
                 log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting {server.name}\n")
                 log.flush()

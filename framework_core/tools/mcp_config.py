@@ -31,6 +31,7 @@ class Launch:
     command: str = ""
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    base_env: dict[str, str] = field(default_factory=dict)  # of LACA's environment, what the allowlist passes
     cwd: str = ""
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
@@ -52,12 +53,19 @@ def expand(value: str, environ: Mapping[str, str], missing: list[str]) -> str:
     return _VAR.sub(sub, value)
 
 
-def resolve_launch(name: str, settings: McpServerSettings, workspace: Path, environ: Mapping[str, str]) -> Launch:
-    """Expand a server's settings for starting it. Raises ConfigError naming any variable that is not set."""
+def resolve_launch(name: str, settings: McpServerSettings, workspace: Path, environ: Mapping[str, str],
+                   keep_env: Sequence[str] = ()) -> Launch:
+    """Expand a server's settings for starting it. Raises ConfigError naming any variable that is not set.
+    A stdio server gets what the environment allowlist passes of `environ` (as a command does: proxy variables
+    only with the network; `keep_env` adds names), then its own `env:` entries."""
+    from framework_core.sandbox.environment import command_env
+
     missing: list[str] = []
     x = lambda v: expand(v, environ, missing)  # noqa: E731
     launch = Launch(settings.transport, command=x(settings.command or ""), args=tuple(x(a) for a in settings.args),
-                    env={k: x(v) for k, v in settings.env.items()}, cwd=x(settings.cwd or "") or str(workspace),
+                    env={k: x(v) for k, v in settings.env.items()},
+                    base_env=command_env(environ, keep_env, network=settings.network or not settings.sandbox)[0]
+                    if settings.transport == "stdio" else {}, cwd=x(settings.cwd or "") or str(workspace),
                     url=x(settings.url or ""), headers={k: x(v) for k, v in settings.headers.items()},
                     oauth=_expand_oauth(settings.oauth_settings, x), oauth_auto=settings.oauth is None)
     if missing:
@@ -76,12 +84,13 @@ def _expand_oauth(oauth: McpOAuthSettings | None, x: Any) -> McpOAuthSettings | 
 
 def stdio_parameters(launch: Launch, wrapper: Sequence[str] = ()) -> Any:
     """The one place a stdio server's process is described: argv (after an optional wrapper such as a
-    sandbox), environment and working directory. The SDK adds only HOME, LOGNAME, PATH, SHELL, TERM and
-    USER to `env`, so no other variable of LACA's (API keys included) reaches the server."""
+    sandbox), environment and working directory: the allowlisted part of LACA's environment and the server's
+    own `env:` (the SDK adds HOME, LOGNAME, PATH, SHELL, TERM and USER, which the allowlist passes anyway), so
+    no other variable of LACA's (API keys included) reaches the server."""
     from mcp.client.stdio import StdioServerParameters
 
     argv = [*wrapper, launch.command, *launch.args]
-    return StdioServerParameters(command=argv[0], args=argv[1:], env=dict(launch.env), cwd=launch.cwd,
+    return StdioServerParameters(command=argv[0], args=argv[1:], env={**launch.base_env, **launch.env}, cwd=launch.cwd,
                                  encoding_error_handler="replace")
 
 

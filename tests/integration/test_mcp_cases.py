@@ -1,6 +1,6 @@
 """The MCP client against a server with every case (tests/integration/mcp_servers/cases_server.py): pagination,
 list_changed, progress, content of every kind, errors, task-only tools, a broken schema, instructions, logs,
-roots, elicitation, the minimal environment and the one output budget."""
+roots, elicitation, the environment allowlist and the one output budget."""
 
 from __future__ import annotations
 
@@ -257,9 +257,12 @@ def test_an_api_key_of_laca_never_reaches_a_server(cases: McpManager) -> None:
     assert not [n for n in names if n.endswith("_API_KEY")]
 
 
-def test_a_server_gets_the_minimal_environment_plus_its_config(cases: McpManager) -> None:
+def test_a_server_gets_the_environment_allowlist_plus_its_config(cases: McpManager) -> None:
+    from framework_core.sandbox.environment import allowed
+
     names = set(cases.call("cases", "env_names", {})["content"].split())
-    assert names - {"LC_CTYPE"} <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "GIVEN", "DEFAULTED"}
+    assert {"GIVEN", "DEFAULTED", "PATH", "HOME"} <= names
+    assert all(allowed(n) for n in names - {"GIVEN", "DEFAULTED"}), names  # the same allowlist as a command's
 
 
 def test_a_variable_named_by_the_config_is_expanded(cases: McpManager) -> None:

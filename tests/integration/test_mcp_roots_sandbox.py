@@ -1,7 +1,7 @@
 """A sandboxed stdio MCP server has the workspace's access to the folders of its `roots:` setting (a grant shown
-in the trust question): with `workspace: write` it writes them, and nowhere else outside the workspace. The folder
-lives outside /tmp (the sandbox's /tmp is private, so a folder there would prove nothing), under the repository's
-`.pytest-homes/`."""
+in the trust question): with `workspace: write` it writes them, in the empty home too, and nowhere else outside
+the workspace; a credential folder is never a root. Home, workspace and roots are real folders outside /tmp (the
+sandbox's /tmp is private, so folders there would prove nothing), under the repository's `.pytest-homes/`."""
 
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ from typing import Iterator
 
 import pytest
 
-from framework_core.app.wiring import build_agent
-from framework_core.config.load import Overrides, load_config
-from framework_core.core.approval import ScriptedApprover
-from framework_core.core.session import open_session
-from framework_core.lial_core import ToolRequest
+from framework_core.config.models import McpServerSettings
 from framework_core.sandbox.probe import probe
-from tests.waiting import wait_for
+from framework_core.sandbox.sandbox import Sandbox
+from framework_core.tools.base import ToolRegistry
+from framework_core.tools.mcp import McpManager
+from framework_core.tools.mcp_resources import root_paths
 
 PROBE = str(Path(__file__).with_name("mcp_servers") / "probe_server.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -27,27 +26,41 @@ pytestmark = [pytest.mark.mcp, pytest.mark.skipif(not probe().available, reason=
 
 
 @pytest.fixture
-def outside() -> Iterator[Path]:
-    folder = REPO / ".pytest-homes" / f"roots-{uuid.uuid4().hex[:8]}"
-    folder.mkdir(parents=True)
+def base() -> Iterator[Path]:
+    folder = REPO / ".pytest-homes" / f"roots-{uuid.uuid4().hex[:12]}"
+    for sub in ("home/notes", "home/.ssh", "ws", "outside", "cache"):
+        (folder / sub).mkdir(parents=True)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.mark.parametrize(("root", "write"), [(True, True), (True, False), (False, True)],
-                         ids=["a-root-written", "a-root-read-only", "not-a-root"])
-def test_a_sandboxed_server_writes_only_in_its_roots(workspace: Path, outside: Path, root: bool, write: bool) -> None:
-    granted = root and write
-    (workspace / "framework_config.yaml").write_text(
-        f"mcp_servers:\n  probe:\n    command: {sys.executable}\n    args: [{PROBE!r}]\n    permission: always\n"
-        + (f"    roots: [{str(outside)!r}]\n" if root else "") + ("    workspace: write\n" if write else ""))
-    parts = build_agent(load_config(workspace, Overrides()), events=lambda e: None, approver=ScriptedApprover(),
-                        session=open_session(workspace.parent / "data"))
-    agent = parts.agent
+CASES = [  # (roots, the folder written, workspace: write, written)
+    (["{outside}"], "outside", True, True),
+    (["{outside}"], "outside", False, False),
+    ([], "outside", True, False),
+    (["~/notes"], "home/notes", True, True),
+    (["~/.ssh"], "home/.ssh", True, False),
+]
+
+
+@pytest.mark.parametrize(("roots", "target", "write", "written"), CASES,
+                         ids=["a-root-written", "a-root-read-only", "not-a-root", "a-root-in-the-home",
+                              "a-credential-folder-is-never-a-root"])
+def test_a_sandboxed_server_writes_only_in_its_roots(base: Path, monkeypatch: pytest.MonkeyPatch, roots: list[str],
+                                                     target: str, write: bool, written: bool) -> None:
+    home, ws = base / "home", base / "ws"
+    monkeypatch.setenv("HOME", str(home))
+    sandbox = Sandbox("workspace-write", ws, home=home, cache_root=base / "cache")
+    settings = McpServerSettings(command=sys.executable, args=[PROBE], workspace="write" if write else "read",
+                                 roots=[r.format(outside=base / "outside") for r in roots])
+    mgr = McpManager({"probe": settings}, ToolRegistry(), base / "logs", ws)
+    mgr.wrapper = lambda name, s: sandbox.server_wrapper(network=False, write=s.workspace == "write",
+                                                         roots=root_paths(s, ws))
     try:
-        wait_for(lambda: "mcp__probe__probe" in agent.teps.registry, 60, "the probe server's tool")
-        result = agent.teps.execute(ToolRequest("p", "mcp__probe__probe", {"outside": str(outside)}, "probe"))
+        mgr.start()
+        assert mgr.wait_ready(60) == [], mgr.status()
+        said = str(mgr.call("probe", "probe", {"outside": str(base / target)}))
     finally:
-        agent.mcp.close()
-    said = str(result.data.get("content") or result.data)
-    assert ("wrote_outside=yes" in said, (outside / "planted.txt").exists()) == (granted, granted), said
+        mgr.close()
+        sandbox.close()
+    assert ("wrote_outside=yes" in said, (base / target / "planted.txt").exists()) == (written, written), said

@@ -70,3 +70,43 @@ def test_a_server_whose_entry_says_workspace_write_writes_the_workspace(workspac
         shutil.rmtree(outside, ignore_errors=True)
     assert seen["wrote_inside"] == "yes" and (workspace / "made-by-server.txt").read_text() == "x"
     assert seen["wrote_outside"].startswith("no") and not (outside / "planted.txt").exists()
+
+
+def test_a_sandboxed_server_gets_the_commands_home_and_environment(monkeypatch) -> None:
+    """Writable caches from nothing (what `npx -y` and `uvx` need on their first run), no credential of the
+    home, and the environment allowlist plus the server's own `env:`. The home is a real folder outside /tmp."""
+    import uuid
+
+    from framework_core.config.models import McpServerSettings
+    from framework_core.sandbox.sandbox import Sandbox
+    from framework_core.tools.base import ToolRegistry
+    from framework_core.tools.mcp import McpManager
+
+    base = Path(__file__).resolve().parents[2] / ".pytest-homes" / uuid.uuid4().hex[:12]
+    home, ws, cache = base / "home", base / "ws", base / "cache"
+    (home / ".config" / "sometool").mkdir(parents=True)
+    (home / ".config" / "sometool" / "token").write_text("SOMETOOL-SECRET\n")
+    ws.mkdir()
+    sandbox = Sandbox("workspace-write", ws, home=home, cache_root=cache)
+    settings = McpServerSettings(command=sys.executable, args=[PROBE], env={"SERVER_OWN": "1"})
+    mgr = McpManager({"probe": settings}, ToolRegistry(), base / "logs", ws)
+    mgr.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network)
+    mgr.environ = {"PATH": os.environ["PATH"], "HOME": str(home), "MY_SERVICE_PASS": "hunter2", "MYTOOL_X": "1"}
+    mgr.keep_env = ("MYTOOL_*",)
+    try:
+        mgr.start()
+        assert mgr.wait_ready(60) == [], mgr.status()
+        result = mgr.call("probe", "home_probe", {"secret": str(home / ".config/sometool/token")})
+        text = str(result)
+    finally:
+        mgr.close()
+        sandbox.close()
+    try:
+        assert ".cache/probe/x=written" in text and ".npm/_cacache/x=written" in text, text
+        assert (cache / ".cache" / "probe" / "x").read_text() == "cached"  # LACA's own cache, not the home's
+        assert not (home / ".cache").exists() and not (home / ".npm").exists()
+        assert "SOMETOOL-SECRET" not in text and "secret=unreadable" in text
+        assert "MY_SERVICE_PASS" not in text and "hunter2" not in text
+        assert "MYTOOL_X" in text and "SERVER_OWN" in text
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

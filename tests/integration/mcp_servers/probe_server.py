@@ -29,6 +29,28 @@ def _try_write(path: str) -> str:
         return f"no ({exc.strerror})"
 
 
+@server.tool()
+def home_probe(secret: str) -> str:
+    """Write into ~/.cache and ~/.npm (as npx -y and uvx do on their first run) and try to read `secret`."""
+    out = []
+    for rel in (".cache/probe/x", ".npm/_cacache/x"):
+        path = os.path.join(os.path.expanduser("~"), rel)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as fh:
+                fh.write("cached")
+            out.append(f"{rel}=written")
+        except OSError as exc:
+            out.append(f"{rel}=failed ({exc.strerror})")
+    try:
+        with open(secret) as fh:
+            out.append(f"secret={fh.read().strip()}")
+    except OSError as exc:
+        out.append(f"secret=unreadable ({exc.strerror})")
+    out.append(f"env={','.join(sorted(os.environ))}")
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
     print("probe-server starting", file=sys.stderr, flush=True)
     server.run("stdio")

@@ -25,13 +25,16 @@ ROOT = Path(__file__).resolve().parents[3]
 CHECK = r'''
 import json, os, subprocess, sys
 from pathlib import Path
+from framework_core.sandbox.home import HomeAllow
 from framework_core.sandbox.sandbox import Sandbox
 
 ws, bwrap = Path(sys.argv[1]), sys.argv[2]
-env = {"PATH": "/usr/bin:/bin", "HOME": str(ws), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
+home = ws.parent / "home"  # the user's own home (a workspace that is the home is read-only)
+env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid",
        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid", "GIT_CONFIG_NOSYSTEM": "1"}
 subprocess.run(["git", "init", "-q", str(ws)], check=True, env=env)
-sandbox = Sandbox("workspace-write", ws, home=ws, use_overlay=False, bwrap=bwrap)
+sandbox = Sandbox("workspace-write", ws, home=home, use_overlay=False, bwrap=bwrap,
+                  home_allow=HomeAllow(caches=(".cache",)), cache_root=home.parent / "cache")
 script = ("cat /proc/self/status; for n in user uts ipc pid net; do echo ns $n $(readlink /proc/self/ns/$n); done; "
           "echo work > made.txt && git add made.txt && git commit -qm work && echo committed")
 with sandbox.launch(cwd=ws, writes=True, network=False) as launch:
@@ -72,6 +75,7 @@ pytestmark = pytest.mark.skipif(not probe().available or shutil.which("git") is 
 def test_as_the_current_user(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
+    (tmp_path / "home").mkdir()
     assert_confined(check(sys.executable, ROOT, ws, find_bwrap() or "bwrap"), os.getuid())
 
 
@@ -95,9 +99,11 @@ def check_as_nobody(box: Path) -> None:
     bwrap = _copy_bwrap(Path(find_bwrap() or shutil.which("bwrap") or "bwrap"), box)
     ws = box / "ws"
     ws.mkdir()
+    (box / "home").mkdir()
     for path in [box, *box.rglob("*")]:
         os.chmod(path, 0o755 if path.is_dir() or path == bwrap or ".so" in path.name else 0o644)
-    os.chown(ws, nobody, nobody)
+    for owned in (ws, box / "home", box):
+        os.chown(owned, nobody, nobody)
     prefix = ["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups"]
     assert_confined(check("/usr/bin/python3", box, ws, str(bwrap), prefix), nobody)
 

@@ -24,12 +24,23 @@ def run(cmd: str, cwd: Path, **kw):
     return run_command(cmd, cwd=cwd, **opts)
 
 
-def test_scrub_env_withholds_credentials_case_insensitively() -> None:
-    env = {"PATH": "/bin", "OPENAI_API_KEY": "x", "github_token": "y", "MY_SECRET_THING": "z", "EDITOR": "vi"}
-    clean, withheld = scrub_env(env, ["*_API_KEY", "*TOKEN*", "*SECRET*"], keep=[])
-    assert clean == {"PATH": "/bin", "EDITOR": "vi"}
-    assert withheld == ("MY_SECRET_THING", "OPENAI_API_KEY", "github_token")
-    assert "github_token" in scrub_env(env, ["*TOKEN*"], keep=["github_token"])[0]
+def test_the_environment_is_an_allowlist_whatever_a_secret_is_called() -> None:
+    env = {"PATH": "/bin", "OPENAI_API_KEY": "x", "github_token": "y", "MY_SERVICE_PASS": "z", "EDITOR": "vi",
+           "LC_ALL": "C", "VIRTUAL_ENV": "/v", "SSL_CERT_FILE": "/c", "MYTOOL_MODE": "fast", "MYTOOL_DEBUG": "1"}
+    clean, withheld = scrub_env(env)
+    assert clean == {"PATH": "/bin", "EDITOR": "vi", "LC_ALL": "C", "VIRTUAL_ENV": "/v", "SSL_CERT_FILE": "/c"}
+    assert withheld == ("MYTOOL_DEBUG", "MYTOOL_MODE", "MY_SERVICE_PASS", "OPENAI_API_KEY", "github_token")
+    clean, withheld = scrub_env(env, ["MYTOOL_*", "github_token"])  # keep_env: names and globs
+    assert {"MYTOOL_MODE", "MYTOOL_DEBUG", "github_token"} <= set(clean)
+    assert withheld == ("MY_SERVICE_PASS", "OPENAI_API_KEY")
+
+
+def test_proxy_variables_go_only_with_the_network() -> None:
+    from framework_core.sandbox.environment import command_env
+
+    env = {"PATH": "/bin", "HTTPS_PROXY": "http://p:1", "no_proxy": "x"}
+    assert command_env(env, network=True)[0] == env
+    assert command_env(env, network=False)[0] == {"PATH": "/bin"}
 
 
 def test_output_head_and_tail_kept_full_output_spilled(tmp_path: Path) -> None:
