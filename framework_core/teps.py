@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 AuditSink = Callable[[dict[str, Any]], None]
 INTERRUPTED = "interrupted by the user (Ctrl-C) before this call finished"
+STOPPED_HERE = ("Not run: the user declined this call and stopped the turn (Esc). Nothing after it in this reply ran; "
+                "the user will say what to do instead in their next message.")
+STOPPED = "Not run: the user stopped the turn (Esc) before this call; it was not asked about."
 MODES = CYCLE  # how much runs without asking (the table: core/fate.py); the REPL cycles them with Shift-Tab
 PLAN_DECLINED = ("Not run: the user has LACA in plan mode, where nothing that changes anything runs (reading files "
                  "and read-only commands do). Describe the plan instead; the user leaves plan mode to carry it out.")
@@ -84,6 +87,7 @@ class TEPSEngine:
         self.mode = "ask"  # one of MODES
         self._bulk_after: list[int] = []  # per call of the current reply: later calls approvable together
         self._approve_rest = False  # the user said yes to the remaining calls of this reply
+        self.turn_stopped = False  # the user stopped the turn (Esc) in the last batch: the rest was not run
         self._running_since: float | None = None  # when the call now running started (Ctrl-C reports it)
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.scrub_env_patterns,
                                     self.settings.keep_env)
@@ -135,11 +139,13 @@ class TEPSEngine:
         results: list[ToolResult] = []
         total = len(requests)
         keep = on_result or (lambda result: None)
-        self._approve_rest = False
+        self._approve_rest = self.turn_stopped = False
         self._bulk_after = self._plan(requests) if total > 1 else []
         try:
-            for index, req in enumerate(requests, start=1):
-                results.append(self._run_one(req, index, total))
+            for index, req in enumerate(requests, start=1):  # after a stop (Esc), each remaining call is answered
+                stopped = self.turn_stopped
+                results.append(self._finish(_Prepared(req), self._result(req, "declined_by_user", message=STOPPED),
+                                            0.0) if stopped else self._run_one(req, index, total))
                 keep(results[-1])
         except KeyboardInterrupt:
             for req in requests[len(results):]:  # the call that was running keeps the time it ran
@@ -199,6 +205,7 @@ class TEPSEngine:
             if prep.answer.choice == "session" and prep.answer.grant is not None:
                 self._remember(prep.answer.grant)
             self._approve_rest = self._approve_rest or prep.answer.remaining
+            self.turn_stopped = prep.answer.stop
         if fate.verb in ("deny", "refused", "declined"):
             return self._finish(prep, self._not_run(prep), 0.0)
         if fate.verb == "shown":
@@ -219,7 +226,8 @@ class TEPSEngine:
         if prep.fate.verb == "refused":
             return self._result(req, "declined_by_user", message=PLAN_DECLINED, mode="plan",
                                 would_run=prep.preview.body if prep.preview.lexer == "bash" else prep.preview.title)
-        data: dict[str, Any] = {"message": "User declined execution."}
+        data: dict[str, Any] = {"message": STOPPED_HERE if prep.answer and prep.answer.stop
+                                else "User declined execution."}
         if prep.answer and prep.answer.reason:
             data["user_reason"] = prep.answer.reason
         return self._result(req, "declined_by_user", **data)

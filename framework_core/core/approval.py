@@ -55,6 +55,7 @@ class ApprovalAnswer:
     network: bool = False  # "yes, with network": this one call runs sandboxed with the network (never remembered)
     preview: bool = False  # run in the overlay and show the change set before applying it
     remaining: bool = False  # also approve, once each, the later calls of this reply that would ask
+    stop: bool = False  # Esc: decline this call and every remaining call of the turn; the turn ends (choice "deny")
 
 
 class Approver(Protocol):
@@ -82,7 +83,7 @@ class DeclineAllApprover:
 
 
 class ScriptedApprover:
-    """Answers from a queue of 'y' / 'n' / 'a' / 'w' (or ApprovalAnswer); records every request it saw."""
+    """Answers from a queue of 'y' / 'n' / 'a' / 'w' / 'esc' (or ApprovalAnswer); records every request it saw."""
 
     def __init__(self, answers: Iterable[str | ApprovalAnswer] = ()) -> None:
         self._answers: deque[str | ApprovalAnswer] = deque(answers)
@@ -101,6 +102,8 @@ class ScriptedApprover:
             return ans
         if ans == "a" and req.allow_session:
             return ApprovalAnswer("session", grant=req.grant_options[0])
+        if ans == "esc":
+            return ApprovalAnswer("deny", stop=True)
         if ans == "w":
             if not req.can_network:
                 raise AssertionError(f"ScriptedApprover: 'w' was not offered for {req.request.tool_name}")

@@ -246,6 +246,8 @@ class EventRenderer:
         self.spinner.stop()
         if ev.interrupted:
             self.console.print(Text("Interrupted. The conversation is intact; go on when ready.", style="laca.warn"))
+        elif ev.stopped:
+            self.console.print(Text("Stopped. Tell the model what to do instead.", style="laca.dim"))
 
 
 DRY_RUN_ROWS = 30
