@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from framework_core.core.approval import MCP_WARNING, ApprovalAnswer, ApprovalRequest, Approver, DeclineAllApprover
+from framework_core.core.approval import (MCP_WARNING, STOPPED, STOPPED_HERE, ApprovalAnswer, ApprovalRequest, Approver,
+                                          DeclineAllApprover)
 from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
@@ -34,9 +35,6 @@ if TYPE_CHECKING:
 
 AuditSink = Callable[[dict[str, Any]], None]
 INTERRUPTED = "interrupted by the user (Ctrl-C) before this call finished"
-STOPPED_HERE = ("Not run: the user declined this call and stopped the turn (Esc). Nothing after it in this reply ran; "
-                "the user will say what to do instead in their next message.")
-STOPPED = "Not run: the user stopped the turn (Esc) before this call; it was not asked about."
 MODES = CYCLE  # how much runs without asking (the table: core/fate.py); the REPL cycles them with Shift-Tab
 PLAN_DECLINED = ("Not run: the user has LACA in plan mode, where nothing that changes anything runs (reading files "
                  "and read-only commands do). Describe the plan instead; the user leaves plan mode to carry it out.")

@@ -19,6 +19,11 @@ Choice = Literal["once", "session", "deny"]
 MCP_WARNING = ("Malicious MCP servers or conversation content could try to trick LACA into harmful actions "
                "through your installed tools. Review each action carefully before approving.")
 
+# What the model reads when the user stops the turn with Esc at a question (the call asked about, then each later one)
+STOPPED_HERE = ("Not run: the user declined this call and stopped the turn (Esc). Nothing after it in this reply ran; "
+                "the user will say what to do instead in their next message.")
+STOPPED = "Not run: the user stopped the turn (Esc) before this call; it was not asked about."
+
 
 @dataclass
 class ApprovalRequest:

@@ -92,6 +92,14 @@ def stated_risk(req: ApprovalRequest) -> str:
     return " ".join((fields.get("risk assessment") or fields.get("risk") or "").split())
 
 
+def decisive_first(req: ApprovalRequest) -> list[str]:
+    """The policy's reasons, the decisive one first: a Dangerous verdict's come riskiest first already; among
+    reasons to confirm, a destructive one (a delete, an overwrite) leads, so a small terminal still shows it."""
+    if req.level == Level.DANGEROUS:
+        return list(req.reasons)
+    return sorted(req.reasons, key=lambda r: not DESTRUCTIVE.search(r))
+
+
 def risk_mismatch(req: ApprovalRequest) -> str | None:
     """`brief says low risk; the command deletes files` when the brief claims low risk and the policy reads the
     call as Dangerous, or as needing confirmation for a destructive reason (a delete, an overwrite); else None."""
@@ -188,7 +196,7 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120, max_reasons: i
         parts.append(_line(f"• {visible(note)}", "laca.warn", compact))
     parts += [_line(p, compact=compact) if isinstance(p, Text) else p for p in _brief_parts(req, check_brief(req), compact)]
     parts += _verdict(req, compact)
-    for reason in req.reasons[:max_reasons]:  # the policy orders them riskiest first: the first is the decisive one
+    for reason in decisive_first(req)[:max_reasons]:
         parts.append(_line(f"  – {visible(reason)}", style, compact))
     if len(req.reasons) > max_reasons:
         parts.append(_line(f"  … and {len(req.reasons) - max_reasons} more (v shows them all)", style, compact))

@@ -52,8 +52,10 @@ class TerminalApprover:
                     return ApprovalAnswer("once", unsandboxed=True)
                 continue
             if key == "esc":  # as Claude Code does: the next prompt is where the user says what to do instead
-                rest = " and the rest of this reply" if req.index < req.total else ""
-                self.console.print(Text(f"Declined{rest}; the turn stops here.", style="laca.warn"))
+                rest = req.total - req.index
+                after = f" and the {rest} call(s) after it" if rest else ""
+                self.console.print(Text(f"Stopped: this call{after} will not run; the turn stops here.",
+                                        style="laca.warn"))
                 return ApprovalAnswer("deny", stop=True)
             if key == "n":
                 reason = ask_line("Why not? (optional, sent to the model; Enter to skip): ", **self._io)

@@ -83,7 +83,7 @@ def test_an_mcp_call_names_its_server_and_keeps_the_scope_of_a_at_60x20() -> Non
 
 def test_a_delete_with_a_brief_claiming_low_risk_is_flagged_and_stays_visible_at_60x20() -> None:
     script = "\n".join(f"echo step {i}" for i in range(30)) + "\nrm -rf build"
-    reasons = ['"rm -rf build": deletes files'] + [f'"echo step {i}": prints' for i in range(6)]
+    reasons = [f'"echo step {i}": prints' for i in range(6)] + ['"rm -rf build": deletes files']  # the delete last
     req = bash(script, "Intent: clean up\nCommand: the build script\nRisk assessment: low, only the build folder",
                reasons)
     assert risk_mismatch(req) == "brief says low risk; the command deletes files"
