@@ -248,8 +248,11 @@ def question_items(req: ApprovalRequest, width: int = 100) -> list[str]:
         items = ["y once", "n no"]
         if req.allow_session:
             more = " (or a prefix)" if len(req.grant_options) > 1 else ""
-            room = max(16, min(60, width - 26 - len(more)))
-            items.append(f"a always, this session: {visible(one_line(req.grant_options[0].label, room))}{more}")
+            label, room = visible(req.grant_options[0].label), max(16, min(60, width - 26 - len(more)))
+            if len(label) > room and width - 6 - len(more) > room:  # the scope on a row of its own, never cut short
+                items.append(f"a always, this session:\n{one_line(label, width - 6 - len(more))}{more}")
+            else:
+                items.append(f"a always, this session: {one_line(label, room)}{more}")
     if req.remaining and req.level < Level.DANGEROUS:
         items.append(f"r yes to this and the {req.remaining} remaining that ask")
     if req.can_network:
@@ -268,13 +271,18 @@ def question_text(req: ApprovalRequest, width: int = 100) -> str:
     head = "Run this DANGEROUS action once?" if req.level == Level.DANGEROUS else "Allow?"
     lines, line = [], head
     for item in question_items(req, width):
+        item, _, scope = item.partition("\n")  # a scope too long to share a row gets the next one to itself
         piece = f" · {item}" if line != head else f" {item}"
-        if len(line) + len(piece) > max(width - 1, 30) and line != head:
+        if line and len(line) + len(piece) > max(width - 1, 30) and line != head:
             lines.append(line)
             line = "  " + item
         else:
-            line += piece
-    lines.append(line)
+            line += piece if line else "  " + item
+        if scope:
+            lines += [line, "    " + scope]
+            line = ""
+    if line:
+        lines.append(line)
     return "\n".join(lines) + "\n› "
 
 

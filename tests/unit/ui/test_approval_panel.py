@@ -77,7 +77,7 @@ def test_an_mcp_call_names_its_server_and_keeps_the_scope_of_a_at_60x20() -> Non
     rows = screen(mcp(), 60, 20)
     text = "\n".join(rows)
     assert "Run delete_file on server fs" in rows[0] and "Server: fs   Tool: mcp__fs__delete_file" in text
-    assert "a always, this session: every call of the tool" in text
+    assert "a always, this session:\n    every call of the tool mcp__fs__delete_file\n" in text  # whole, on its row
     assert "Malicious MCP servers" in text  # the warning stays, on one row
 
 
@@ -92,7 +92,7 @@ def test_a_delete_with_a_brief_claiming_low_risk_is_flagged_and_stays_visible_at
     assert "Brief says low risk; the command deletes files." in text
     assert '"rm -rf build": deletes files' in text  # the decisive reason
     assert "Policy: needs confirmation   Brief's risk: low" in text
-    assert "a always, this session: exactly this command" in text
+    assert "a always, this session:\n    exactly this command: echo step 0 echo step 1" in text
 
 
 def test_at_120x40_everything_is_there_and_the_mismatch_is_red() -> None:
