@@ -130,8 +130,9 @@ def _brief_parts(req: ApprovalRequest, check: BriefCheck, compact: bool = False)
     intent = " ".join((fields.get("intent") or brief).split())
     if check.state == "differs":
         claimed = " ".join(visible(check.claimed).split())
-        return [Text(f"⚠ THE MODEL'S BRIEF DOES NOT MATCH THE ACTION: it says `{claimed}`. Judge by the action above.",
-                     style="bold red")] + ([] if compact else [Text(brief, style="laca.brief")])
+        flag: list[RenderableType] = [Text(f"⚠ THE MODEL'S BRIEF DOES NOT MATCH THE ACTION: it says `{claimed}`. "
+                                           "Judge by the action above.", style="bold red")]
+        return flag if compact else flag + [Text(brief, style="laca.brief")]  # compact: `v` shows the brief
     if check.state == "unnamed":
         return [Text("The brief does not name this action; judge by the action above. ", style="laca.warn")
                 + Text(f"Intent: {intent}", style="laca.brief")]
@@ -194,7 +195,8 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120, max_reasons: i
         parts.append(_line(f"{more}: v shows all of it.", "laca.warn", compact))
     for note in req.preview.notes[:1] if compact else req.preview.notes:
         parts.append(_line(f"• {visible(note)}", "laca.warn", compact))
-    parts += [_line(p, compact=compact) if isinstance(p, Text) else p for p in _brief_parts(req, check_brief(req), compact)]
+    brief = _brief_parts(req, check_brief(req), compact)
+    parts += [_line(p, compact=compact) if isinstance(p, Text) else p for p in brief]
     parts += _verdict(req, compact)
     for reason in decisive_first(req)[:max_reasons]:
         parts.append(_line(f"  – {visible(reason)}", style, compact))
