@@ -105,7 +105,7 @@ def risk_mismatch(req: ApprovalRequest) -> str | None:
     call as Dangerous, or as needing confirmation for a destructive reason (a delete, an overwrite); else None."""
     risk = stated_risk(req)
     low = LOW_RISK.search(risk)
-    if not low or NOT_LOW.search(risk) or req.level == Level.SAFE:
+    if not low or NOT_LOW.search(risk) or DESTRUCTIVE.search(risk) or req.level == Level.SAFE:  # it owns up
         return None
     decisive = next((r for r in req.reasons if DESTRUCTIVE.search(r)), None)
     if decisive is None and req.level == Level.DANGEROUS and req.reasons:
@@ -211,28 +211,35 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120, max_reasons: i
 
 def fitted_panel(req: ApprovalRequest, console: Console, rows: int) -> RenderableType:
     """The panel cut to at most `rows` terminal rows: the action's body and the reasons give way first, then
-    every secondary line is kept to one row; never the title, the first lines of the action, the policy's
-    verdict (with a risk mismatch) or the decisive reason."""
-    body_lines = len((req.preview.body or "").splitlines())
-    lines, reasons, compact = min(body_lines, 120), 8, False
-    panel = approval_panel(req, max_lines=lines, max_reasons=reasons)
-    for _ in range(8):
-        height = len(console.render_lines(panel, console.options, pad=False))
-        if height <= rows:
+    every secondary line is kept to one row (and the body given back the rows that frees); never the title, the
+    first lines of the action, the policy's verdict (with a risk mismatch) or the decisive reason."""
+    body_lines = min(len((req.preview.body or "").splitlines()), 120)
+
+    def build(lines: int, reasons: int, compact: bool = False) -> RenderableType:
+        return approval_panel(req, max_lines=lines, max_reasons=reasons, wrap=lines > 3 or body_lines <= 3,
+                              compact=compact)
+
+    def fits(panel: RenderableType) -> bool:
+        return len(console.render_lines(panel, console.options, pad=False)) <= rows
+
+    panel = build(body_lines, 8)
+    if fits(panel):
+        return panel
+    excess = len(console.render_lines(panel, console.options, pad=False)) - rows
+    reasons = max(2, 8 - excess)
+    for lines in (body_lines, max(3, body_lines - excess - 1), 3):  # the fold line takes a row
+        panel = build(min(lines, body_lines), reasons)
+        if fits(panel):
             return panel
-        excess = height - rows
-        if reasons > 2:
-            cut = min(reasons - 2, excess)
-            reasons, excess = reasons - cut, excess - cut
-        if excess > 0 and min(lines, body_lines) > 3:
-            lines = max(3, min(lines, body_lines) - excess - 1)  # the fold line takes a row
-        elif excess > 0 and not compact:
-            compact = True
-        elif excess > 0:
-            reasons = 1
-        panel = approval_panel(req, max_lines=lines, max_reasons=reasons, wrap=lines > 3 or body_lines <= 3,
-                               compact=compact)
-    return panel
+    low, high = min(body_lines, 3), body_lines  # compact: as many lines of the action as then fit
+    for reasons in (2, 1):
+        if not fits(build(low, reasons, True)):
+            continue
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if fits(build(mid, reasons, True)) else (low, mid - 1)
+        return build(low, reasons, True)
+    return build(min(body_lines, 3), 1, True)
 
 
 def panel_rows(question: str, height: int) -> int:

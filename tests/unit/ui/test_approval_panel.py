@@ -114,6 +114,7 @@ def test_at_120x40_everything_is_there_and_the_mismatch_is_red() -> None:
     ("Intent: no risk field", ['"rm -rf build": deletes files'], Level.NEEDS_CONFIRM, False),
     ("Risk assessment: minimal", ['"rm -rf ~": recursive delete of your home folder'], Level.DANGEROUS, True),
     ("Risk: safe", ['"git reset --hard": discards uncommitted changes'], Level.NEEDS_CONFIRM, True),
+    ("Risk: low, it only deletes the build folder", ['"rm -rf build": deletes files'], Level.NEEDS_CONFIRM, False),
 ])
 def test_only_a_low_risk_claim_against_a_destructive_reading_is_flagged(brief: str, reasons: list[str],
                                                                         level: Level, flagged: bool) -> None:
@@ -126,3 +127,35 @@ def test_a_dangerous_call_at_60x20_keeps_its_reason_and_the_flag() -> None:
     text = "\n".join(screen(req, 60, 20))
     assert "recursive delete of your home folder" in text and "Run this DANGEROUS action once?" in text
     assert "Brief says minimal risk; the policy reads: recursive" in text
+
+
+def control_write() -> ApprovalRequest:
+    diff = "\n".join(["--- a/.git/hooks/pre-commit", "+++ b/.git/hooks/pre-commit"] + [f"+line {i}" for i in range(80)])
+    call = ToolRequest("w2", "writeFile", {"path": ".git/hooks/pre-commit"}, icerc_full_text="Intent: add a hook\n"
+                       "Command: write .git/hooks/pre-commit\nRisk assessment: none")
+    preview = ActionPreview("Overwrite file .git/hooks/pre-commit", diff, "diff",
+                            ["the file exists and is replaced whole"], path="/ws/.git/hooks/pre-commit")
+    req = ApprovalRequest(call, preview,
+                          Level.NEEDS_CONFIRM, ["changes a control path: git runs it before every commit",
+                                                "overwrites .git/hooks/pre-commit"], "builtin")
+    req.control_note = ("This file is a control path: git runs it before every commit. Check the change below; "
+                        "this is asked every time and never remembered.")
+    return req
+
+
+@pytest.mark.parametrize("make", [mcp, write, declared, control_write])
+def test_at_60x20_every_kind_keeps_its_title_its_decisive_reason_and_the_question(make) -> None:  # noqa: ANN001
+    req = make()
+    rows = screen(req, 60, 20)
+    text = "\n".join(rows)
+    assert req.preview.title[:30] in rows[0]
+    assert req.reasons[0][:40] in " ".join(text.split())
+    assert rows[-1] == "› " and "Esc stop the turn" in text
+    if req.grant_options:
+        assert req.grant_options[0].label in text
+    else:
+        assert "a always" not in text  # a control path is never remembered
+
+
+def test_a_control_path_overwrite_claimed_harmless_is_flagged() -> None:
+    assert risk_mismatch(control_write()) == "brief says no risk; the call overwrites .git/hooks/pre-commit"
