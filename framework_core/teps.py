@@ -132,7 +132,8 @@ class TEPSEngine:
         `on_result` receives each result as its call finishes (the session journals it at once, so a crash
         mid-batch loses no finished result). Ctrl-C (KeyboardInterrupt) at a prompt or while a tool runs
         answers the current and all remaining calls as interrupted, then re-raises so the turn ends with a
-        valid history.
+        valid history. An answer that stops the turn (Esc) answers every later call as not run, unasked, and sets
+        `turn_stopped` so that the turn loop sends nothing more.
         """
         results: list[ToolResult] = []
         total = len(requests)
@@ -140,10 +141,12 @@ class TEPSEngine:
         self._approve_rest = self.turn_stopped = False
         self._bulk_after = self._plan(requests) if total > 1 else []
         try:
-            for index, req in enumerate(requests, start=1):  # after a stop (Esc), each remaining call is answered
-                stopped = self.turn_stopped
-                results.append(self._finish(_Prepared(req), self._result(req, "declined_by_user", message=STOPPED),
-                                            0.0) if stopped else self._run_one(req, index, total))
+            for index, req in enumerate(requests, start=1):
+                if self.turn_stopped:  # the user stopped the turn (Esc): each later call is answered, never asked
+                    results.append(self._finish(_Prepared(req), self._result(req, "declined_by_user", message=STOPPED),
+                                                0.0))
+                else:
+                    results.append(self._run_one(req, index, total))
                 keep(results[-1])
         except KeyboardInterrupt:
             for req in requests[len(results):]:  # the call that was running keeps the time it ran
