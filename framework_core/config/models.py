@@ -230,6 +230,10 @@ class SandboxSettings(_Model):
                                        "which never land from a command).")
     hidden_paths: list[str] = Field(default_factory=list, description="More paths outside the home hidden from "
                                     "commands (inside the home only what home_allow lists is shown).")
+    workspace_secrets_visible: list[str] = Field(default_factory=list, description="Workspace files shaped like "
+                                                 "credentials (.env, private keys, ...) that commands may read; the "
+                                                 "others read as empty inside the sandbox. Paths relative to the "
+                                                 "workspace.")
     home_allow: list[str] = Field(default_factory=list, description="More entries of the home shown read-only to "
                                   "commands (~/path or a path under the home; * within a segment), besides the "
                                   "toolchains and tool configuration LACA shows (laca doctor lists them).")

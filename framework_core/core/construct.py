@@ -96,7 +96,8 @@ def build_sandbox(loaded: "LoadedConfig") -> "Sandbox":
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
                    hidden_extra=tuple(cfg.hidden_paths),
                    laca_dirs=(user_config_dir(), user_data_dir(), user_state_dir()),  # state: the overlays
-                   use_overlay=cfg.overlay, max_apply_bytes=cfg.max_apply_bytes, home_allow=allow)
+                   use_overlay=cfg.overlay, max_apply_bytes=cfg.max_apply_bytes, home_allow=allow,
+                   secrets_visible=tuple(cfg.workspace_secrets_visible))
 
 
 def build_undo(loaded: "LoadedConfig", folder: Path | None = None) -> "UndoStore":

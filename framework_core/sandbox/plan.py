@@ -66,6 +66,7 @@ class SandboxPlan:
     home_mounts: tuple[HomeBind, ...] = ()  # on top of the empty home, in order
     home_after_workspace: bool = False  # the workspace contains the home: the home's mounts go after it
     unset_env: tuple[str, ...] = ()  # variables removed unless the command has the network (proxies)
+    masks: tuple[tuple[str, str], ...] = ()  # (source, target): a workspace secret shown as empty or sanitised
 
 
 def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
@@ -95,6 +96,8 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
         argv += ["--bind", w, w]
     if plan.mode != "read-only":
         argv += _protected_mounts(plan)
+    for source, target in plan.masks:  # last: a protected folder bound again must not show a secret in it
+        argv += ["--ro-bind", source, target]
     argv += ["--chdir", plan.cwd]
     if plan.seccomp_fd is not None:
         argv += ["--seccomp", str(plan.seccomp_fd)]

@@ -24,6 +24,7 @@ from framework_core.sandbox.gate import Gate
 from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, load_allow
+from framework_core.sandbox.workspace_secrets import Secret, sanitised_copy, workspace_secrets
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
@@ -47,6 +48,7 @@ class Launch:
     dropped: list[str] = field(default_factory=list)  # control paths the command created, removed afterwards
     notes: list[str] = field(default_factory=list)  # said with the result (what was written to the home, lost)
     home: HomeView | None = None  # what the command saw of the home (None: the whole home, read-only)
+    secrets: tuple[Secret, ...] = ()  # workspace files shaped like credentials, shown empty or sanitised
 
 
 @dataclass
@@ -62,6 +64,7 @@ class Sandbox:
     bwrap: str | None = None  # None: find it (the bundled binary, then a system bwrap)
     home_allow: HomeAllow | None = None  # None: the shipped list (home_allow.yaml)
     cache_root: Path | None = None  # where the commands' caches live; None: `sandbox-home` in LACA's cache dir
+    secrets_visible: tuple[str, ...] = ()  # workspace secret files commands may see (sandbox.workspace_secrets_visible)
     overlay_dirs: tuple[Path, ...] | None = None  # where overlays may go (scratch.py); None: LACA's state folder
     _report: SandboxReport | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -156,14 +159,15 @@ class Sandbox:
         view = self._home_view()
         scratch_home = scratch / "home"
         scratch_home.mkdir(mode=0o700)
+        secrets, masks = self._secret_masks(scratch)
         fd = seccomp_fd()
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
             str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
-            reexposed=_reexposed(self.home), **self._home_plan(view, str(scratch_home)))
+            reexposed=_reexposed(self.home), masks=masks, **self._home_plan(view, str(scratch_home)))
         launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
-                        network, upper, time.time_ns(), controls, home=view)
+                        network, upper, time.time_ns(), controls, home=view, secrets=secrets)
         try:
             yield launch
         finally:
@@ -201,6 +205,7 @@ class Sandbox:
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), reexposed=_reexposed(self.home),
+                           masks=self._secret_masks(self._runtime_dir())[1],
                            **self._root_mounts(self._home_plan(self._home_view(), ""), roots, writable))
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
         if filter_file is None:
@@ -238,6 +243,25 @@ class Sandbox:
         """Drop an overlay's scratch directory once its change set has been applied or declined."""
         if launch.upper is not None:
             drop(launch.upper.parent)
+
+    def _secret_masks(self, scratch: Path) -> tuple[tuple[Secret, ...], tuple[tuple[str, str], ...]]:
+        """The workspace's secret files (`workspace_secrets.py`, rescanned at most every CACHE_S) and what each
+        is shown as: /dev/null, or a copy without credentials written into `scratch`."""
+        now = time.monotonic()
+        cached = self._cache.get("secrets")
+        if cached is None or now - cached[0] > CACHE_S:
+            cached = (now, tuple(workspace_secrets(self.workspace, self.secrets_visible)))
+            self._cache["secrets"] = cached
+        secrets: tuple[Secret, ...] = cached[1]
+        masks: list[tuple[str, str]] = []
+        hidden = [h.path.rstrip("/") + "/" for h in self._hidden() if h.is_dir]
+        for s in secrets:
+            target = str(self.workspace / s.rel)
+            if not os.path.isfile(target) or os.path.islink(target) or any(target.startswith(h) for h in hidden):
+                continue  # gone since the scan, a link, or in a folder hidden whole: nothing to bind over
+            copy = sanitised_copy(self.workspace, s, scratch) if s.sanitiser else None
+            masks.append((str(copy) if copy is not None else "/dev/null", target))
+        return secrets, tuple(masks)
 
     def _controls(self) -> tuple[ControlPath, ...]:
         """Control paths, rescanned at most every CACHE_S: the scan walks the workspace for nested repositories.

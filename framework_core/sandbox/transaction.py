@@ -41,6 +41,7 @@ class Ran(Generic[T]):
     landed: Landed | None
     _launch: "Launch"
     _sandbox: "Sandbox"
+    _label: str = ""  # the command, to say which hidden secrets it named
 
     def notes(self, stderr: str) -> list[str]:
         """Why the sandbox stopped the command (from its stderr), control paths not kept, what landed."""
@@ -54,6 +55,13 @@ class Ran(Generic[T]):
                             control=control, profile=sandbox.profile, home=launch.home,
                             workspace_is_home=sandbox.workspace_is_home)
         notes += launch.notes  # what the command wrote to its throw-away home
+        from framework_core.sandbox.workspace_secrets import mentioned
+
+        named = mentioned(list(launch.secrets), self._label)
+        if named:
+            notes.append(f"hidden inside the sandbox (credential files read as empty): {', '.join(named)}. The user "
+                         "can show one to commands with sandbox.workspace_secrets_visible in their LACA config, "
+                         "or approve running the command outside the sandbox.")
         if launch.dropped:
             notes.append(dropped_note(launch.dropped))
         if self.landed is not None:
@@ -85,7 +93,7 @@ class SandboxTransaction:
                 if launch.upper is not None:
                     remove_deep(str(launch.upper))  # a tree 1,200 levels deep is more than rmtree's recursion
                 self.sandbox.discard(launch)
-        return Ran(result, launch.mode or "off", landed, launch, self.sandbox)
+        return Ran(result, launch.mode or "off", landed, launch, self.sandbox, self.label)
 
     def _land(self, launch: "Launch") -> Landed:
         from framework_core.sandbox.changeset import ChangeSetError, apply, read_changes

@@ -1,0 +1,76 @@
+"""Secrets inside the workspace, hidden from every command: a command sees `.env` and its kind as empty files.
+
+The workspace is the user's data and commands see it, with one exception: files shaped like credentials (the
+policy's own list: `.env` and `.env.*` but not their templates, private keys, `credentials.json`, `.pgpass`,
+`.netrc`, `terraform.tfstate`, …). A Safe command or one the user approved to run tests has no business reading
+them, and what a command reads reaches the model. A project `.npmrc` is shown as a copy without its tokens, so
+`npm install` keeps the project's registry settings. `sandbox.workspace_secrets_visible` names files a user wants
+commands to see. The scan is bounded like the control-path scan (depth and folder count, skipping dependency
+and build folders); a secret deeper than that is not hidden.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from framework_core.policy.paths import secret_reason
+from framework_core.sandbox.control import SCAN_MAX_DEPTH, SCAN_MAX_DIRS, SKIP_DIRS
+
+#: Shown as a copy without credentials (a sanitiser of `sanitise.KINDS`) rather than hidden.
+SANITISED = {".npmrc": "npmrc", ".yarnrc.yml": "npmrc", "pip.conf": "urls", ".pypirc": "urls"}
+
+
+@dataclass(frozen=True)
+class Secret:
+    rel: str  # relative to the workspace, POSIX form
+    reason: str
+    sanitiser: str | None = None  # a kind of sanitise.KINDS: shown as a copy without credentials
+
+
+def workspace_secrets(workspace: Path, visible: tuple[str, ...] = ()) -> list[Secret]:
+    """The files of the workspace shaped like credentials, except those the user made visible."""
+    shown = {PurePosixPath(v).as_posix().strip("/") for v in visible}
+    found: list[Secret] = []
+    stack: list[tuple[str, int]] = [("", 0)]
+    seen = 0
+    while stack and seen < SCAN_MAX_DIRS:
+        rel_dir, depth = stack.pop()
+        seen += 1
+        try:
+            entries = list(os.scandir(workspace / rel_dir if rel_dir else workspace))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if depth < SCAN_MAX_DEPTH and entry.name not in SKIP_DIRS:
+                    stack.append((rel, depth + 1))
+                continue
+            if not entry.is_file(follow_symlinks=False) or rel in shown:
+                continue
+            reason = secret_reason(rel)
+            if reason is not None:
+                found.append(Secret(rel, reason, SANITISED.get(entry.name)))
+    return sorted(found, key=lambda s: s.rel)
+
+
+def sanitised_copy(workspace: Path, secret: Secret, into: Path) -> Path | None:
+    """A copy of the secret's file without its credentials, in `into`; None when it cannot be read."""
+    from framework_core.sandbox.sanitise import KINDS
+
+    assert secret.sanitiser is not None
+    try:
+        text = (workspace / secret.rel).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    out = into / secret.rel.replace("/", "__")
+    out.write_text(KINDS[secret.sanitiser](text), encoding="utf-8")
+    out.chmod(0o444)
+    return out
+
+
+def mentioned(secrets: list[Secret], command: str) -> list[str]:
+    """The hidden files a command names (their base names appear in it): said with its result."""
+    return [s.rel for s in secrets if not s.sanitiser and os.path.basename(s.rel) in command]

@@ -1,0 +1,86 @@
+"""Credential-shaped files inside the workspace read as empty inside the sandbox (a project `.npmrc` as a copy
+without its tokens), for Safe and approved commands alike; `sandbox.workspace_secrets_visible` shows one.
+
+HOME and the workspace are real folders outside /tmp (the repository's `.pytest-homes/`, ignored by git)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from framework_core.core.approval import ScriptedApprover
+from framework_core.policy.decide import PolicyState
+from framework_core.policy.rules import RuleSet
+from framework_core.sandbox.probe import probe
+from framework_core.sandbox.sandbox import Sandbox
+from framework_core.sandbox.workspace_secrets import workspace_secrets
+from framework_core.teps import TEPSEngine
+
+pytestmark = pytest.mark.skipif(not probe().available,
+                                reason="no sandbox on this machine: " + "; ".join(probe().missing()))
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def base() -> Iterator[Path]:
+    folder = ROOT / ".pytest-homes" / uuid.uuid4().hex[:12]
+    (folder / "home").mkdir(parents=True)
+    ws = folder / "ws"
+    (ws / "config").mkdir(parents=True)
+    (ws / ".env").write_text("DB_PASSWORD=ENV-SECRET\n")
+    (ws / ".env.example").write_text("DB_PASSWORD=changeme\n")
+    (ws / "config" / "prod.key").write_text("KEY-SECRET\n")
+    (ws / ".npmrc").write_text("registry=https://npm.example/\n//npm.example/:_authToken=NPM-WS-SECRET\n")
+    (ws / "app.py").write_text("print('hi')  # no SECRET here\n")
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def engine(base: Path, answers: int = 0, visible: tuple[str, ...] = ()) -> TEPSEngine:
+    ws = (base / "ws").resolve()
+    sandbox = Sandbox("workspace-write", ws, home=base / "home", cache_root=base / "cache", secrets_visible=visible)
+    env = {"PATH": os.environ["PATH"], "HOME": str(base / "home"), "LANG": "C.UTF-8"}
+    return TEPSEngine({}, workspace=ws, approver=ScriptedApprover(["y"] * answers), env=env, sandbox=sandbox,
+                      policy=PolicyState(rules=RuleSet(), allow_dangerous=True))
+
+
+def bash(teps: TEPSEngine, command: str) -> dict:
+    return teps.execute_tool({"request_id": "r", "tool_name": "executeBashCommand",
+                              "parameters": {"command": command}, "icerc_full_text": "test"})["data"]
+
+
+def test_the_scan_finds_credential_shapes_and_not_their_templates(base: Path) -> None:
+    found = {s.rel: s.sanitiser for s in workspace_secrets(base / "ws")}
+    assert found == {".env": None, "config/prod.key": None, ".npmrc": "npmrc"}
+
+
+def test_an_approved_command_reads_workspace_secrets_as_empty_and_is_told(base: Path) -> None:
+    teps = engine(base, answers=1)
+    out = bash(teps, "cat .env config/prod.key .env.example .npmrc app.py; echo done > out.txt")
+    assert "ENV-SECRET" not in out["stdout"] and "KEY-SECRET" not in out["stdout"]
+    assert "NPM-WS-SECRET" not in out["stdout"] and "registry=https://npm.example/" in out["stdout"]
+    assert "changeme" in out["stdout"] and "print('hi')" in out["stdout"]
+    assert ".env" in out["sandbox"] and "workspace_secrets_visible" in out["sandbox"]
+    assert (base / "ws" / "out.txt").read_text() == "done\n"  # ordinary work lands
+    assert (base / "ws" / ".env").read_text() == "DB_PASSWORD=ENV-SECRET\n"  # the real file is untouched
+
+
+def test_a_safe_command_sees_them_empty_too(base: Path) -> None:
+    teps = engine(base)
+    out = bash(teps, "grep -r SECRET .")
+    assert "app.py" in out["stdout"]  # it ran, without a question, and read the workspace
+    assert "ENV-SECRET" not in out["stdout"] and "KEY-SECRET" not in out["stdout"]
+
+
+def test_a_file_the_user_made_visible_is_shown(base: Path) -> None:
+    teps = engine(base, answers=1, visible=(".env",))
+    out = bash(teps, "cat .env config/prod.key")
+    assert "ENV-SECRET" in out["stdout"] and "KEY-SECRET" not in out["stdout"]
