@@ -8,6 +8,11 @@
   saved in an undo entry (the command itself is not timed), against `cp -a` of the same upper directory
   (the floor for copying that many files with a mature tool). A 1,000-file row shows the cost is linear;
   reverting the 10,000 files is a reference.
+- LACA end to end, as a command runs for the agent: `Sandbox.launch` (the overlay's upper layer where LACA puts
+  it: its state folder on the workspace's file system), the command, reading the change set and applying it
+  with an undo entry, against the same command run directly on a copy of the workspace. Two commands: one that
+  makes 5,000 new small files (target: at most 1 s added) and one that appends a line to each of 10,000
+  existing small files (each is copied up by the overlay, then landed by rename).
 """
 
 from __future__ import annotations
@@ -147,12 +152,74 @@ def _apply_files(box: _Scratch, count: int, rounds: int) -> tuple[float, float, 
     return o, statistics.median(floor), statistics.median(undo), o / count
 
 
+NEW_FILES = "python3 -c \"import os; os.mkdir('gen'); [open(f'gen/f{i}', 'w').write(str(i)) for i in range(5000)]\""
+EDITS = "python3 -c \"import os; [open('many/' + n, 'a').write('more') for n in os.listdir('many')]\""
+
+
+def _end_to_end(box: _Scratch, cmd: str, rounds: int, *, edits: int = 0,
+                copy: bool = False) -> tuple[float, float, float]:
+    """Medians: LACA (launch + command + read + apply with undo), the command directly, read + apply alone.
+    `copy`: land by copying, as LACA did before files landed by rename (the baseline of that change)."""
+    from framework_core.sandbox import land
+    from framework_core.sandbox.changeset import apply, read_changes
+    from framework_core.sandbox.sandbox import Sandbox
+    from framework_core.sandbox.scratch import drop
+    from framework_core.sandbox.undo_store import UndoStore
+
+    ws = box.root / "e2e"
+    sandbox = Sandbox("workspace-write", ws, home=box.root, overlay_dirs=(box.root / "state",))
+    ours, direct, landing = [], [], []
+    for r in range(rounds):
+        for target in (ws, box.root / "direct"):
+            drop(target)
+            (target / ".git" / "hooks").mkdir(parents=True)
+            (target / "many").mkdir()
+            for i in range(edits):
+                (target / "many" / f"m{i}").write_text(f"{i}\n")
+        start = time.perf_counter()
+        subprocess.run(["bash", "-c", cmd], cwd=box.root / "direct", check=True)
+        direct.append(time.perf_counter() - start)
+        store = UndoStore(box.root / f"undo-e2e-{r}", 1 << 30)
+        land.RENAME = not copy
+        start = time.perf_counter()
+        with sandbox.launch(cwd=ws, writes=True, network=False) as launch:
+            subprocess.run([*launch.argv, "bash", "-c", cmd], pass_fds=launch.pass_fds, check=True)
+        assert launch.upper is not None
+        mid = time.perf_counter()
+        changes = read_changes(launch.upper, ws, protected=[c.rel for c in launch.protected])
+        result = apply(changes, launch.upper, ws, store.begin(cmd, "command"), started_ns=launch.started_ns)
+        sandbox.discard(launch)
+        end = time.perf_counter()
+        ours.append(end - start)
+        landing.append(end - mid)
+        assert result.applied and result.error is None and len(changes.changes) >= max(edits, 1)
+    sandbox.close()
+    land.RENAME = True
+    return statistics.median(ours), statistics.median(direct), statistics.median(landing)
+
+
+def _end_to_end_rows(box: _Scratch, rounds: int) -> list[Row]:
+    new, new_direct, new_land = _end_to_end(box, NEW_FILES, rounds)
+    _, _, new_copy = _end_to_end(box, NEW_FILES, rounds, copy=True)
+    ed, ed_direct, ed_land = _end_to_end(box, EDITS, rounds, edits=10_000)
+    _, _, ed_copy = _end_to_end(box, EDITS, rounds, edits=10_000, copy=True)
+    return [absolute_row("5,000 new files by one command: time added", new_land, 1.0, "s",
+                         note=f"reading + applying with undo, after the command; LACA in all {new:.2f} s (launch, "
+                              f"command, apply) vs {new_direct:.2f} s for the command directly (disk noise)"),
+            reference_row("  the same by copy, as before", new_copy, new_land, note="baseline = by rename"),
+            ratio_row("10,000 small edits by one command", ed, ed_direct, 3.0,
+                      note=f"LACA {ed:.2f} s vs {ed_direct:.2f} s directly; each file is copied up by the overlay"),
+            reference_row("  of which reading + applying (rename)", ed_land, ed_copy,
+                          note="baseline = the same by copy, as before")]
+
+
 def measure(rounds: int = 3, noop_rounds: int = 31) -> list[Row]:
     box = _Scratch()
     try:
         rows = _noop_rows(box, noop_rounds)
         big, cp_big, undo_big, per_big = _apply_files(box, 10_000, rounds)
         _, _, _, per_small = _apply_files(box, 1_000, rounds)
+        landing = _end_to_end_rows(box, rounds)
     finally:
         box.close()
     rows += [ratio_row("apply 10,000 new small files (read + apply + pre-images)", big, cp_big, 3.0,
@@ -160,7 +227,7 @@ def measure(rounds: int = 3, noop_rounds: int = 31) -> list[Row]:
              reference_row("  per file: 10,000 files vs 1,000 files", per_big * 1e6, per_small * 1e6, unit="us",
                            note="a ratio near 1 means the cost is linear in the number of files"),
              reference_row("  undo of those 10,000 files", undo_big, big, note="baseline = the apply above")]
-    return rows
+    return rows + landing
 
 
 if __name__ == "__main__":

@@ -138,10 +138,12 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
     servers = mcp_servers(loaded) if start_mcp else {}
     if servers:
         from framework_core.tools.mcp import McpManager
+        from framework_core.tools.mcp_resources import root_paths
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
-        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write")
-                                        if s.sandbox else ())
+        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write",
+                                                              roots=root_paths(s, loaded.workspace))
+                                       if s.sandbox else ())
         mcp.keep_env = tuple(cfg.teps_settings.keep_env)
         mcp.elicit = elicit
         mcp.vet_tools = tool_pins(loaded, servers, interactive=elicit is not None)

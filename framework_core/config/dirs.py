@@ -1,5 +1,6 @@
 """Where LACA keeps the user's files, through platformdirs: config in `$XDG_CONFIG_HOME/laca` (by default
-`~/.config/laca` on Linux), sessions, history, logs and the trust store in `$XDG_DATA_HOME/laca`."""
+`~/.config/laca` on Linux), sessions, history, logs and the trust store in `$XDG_DATA_HOME/laca`, the sandbox's
+overlays in `$XDG_STATE_HOME/laca`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ def user_data_dir() -> Path:
     from platformdirs import user_data_path
 
     return user_data_path("laca", appauthor=False)
+
+
+def user_state_dir() -> Path:
+    """Scratch state that must survive a crash: `$XDG_STATE_HOME/laca`, by default `~/.local/state/laca` on
+    Linux (the sandbox's overlays, kept on the workspace's file system there when it can)."""
+    from platformdirs import user_state_path
+
+    return user_state_path("laca", appauthor=False)
 
 
 def user_config_path() -> Path:

@@ -156,6 +156,9 @@ class McpServerSettings(_Model):
     workspace: Literal["read", "write"] = Field(
         "read", description="What a sandboxed stdio server may do to the workspace: read (it sees it read-only) or "
                             "write (it writes it directly: no overlay, no change summary, no undo).")
+    roots: list[str] = Field(default_factory=list, description="Folders offered to the server as roots besides the "
+                             "workspace (relative to it, or ~/…), with the workspace's access (`workspace`); "
+                             "server-filesystem takes its roots in place of its allowed folders.")
     oauth: bool | McpOAuthSettings | None = Field(
         None, description="OAuth sign-in for an http or sse server: true or settings turn it on, false off; unset: "
                           "on when the server answers 401 with OAuth metadata and no Authorization header is given.")

@@ -197,7 +197,8 @@ def _describe(top: str, name: Any, value: Any) -> str:
     given = sorted(set(_VAR.findall(json.dumps(value, default=str))))
     return (f"{name}: {where}" + (f" (env: {', '.join(env)})" if env else "")
             + (f" (headers: {', '.join(headers)})" if headers else "")
-            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + _reach(value))
+            + (f" — is given your environment variable(s) {', '.join(given)}" if given else "") + _reach(value)
+            + (f" · roots: {_short(value['roots'])}, with the workspace's access" if value.get("roots") else ""))
 
 
 def _reach(value: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from framework_core.config.dirs import user_config_dir, user_data_dir
+from framework_core.config.dirs import user_config_dir, user_data_dir, user_state_dir
 from framework_core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -94,7 +94,8 @@ def build_sandbox(loaded: "LoadedConfig") -> "Sandbox":
     allow = load_allow().extended(cfg.home_allow, cfg.home_caches, home=Path.home(),
                                   where=loaded.source_of(("sandbox", "home_allow")))
     return Sandbox(cfg.profile, loaded.workspace, protected_extra=tuple(cfg.protected_paths),
-                   hidden_extra=tuple(cfg.hidden_paths), laca_dirs=(user_config_dir(), user_data_dir()),
+                   hidden_extra=tuple(cfg.hidden_paths),
+                   laca_dirs=(user_config_dir(), user_data_dir(), user_state_dir()),  # state: the overlays
                    use_overlay=cfg.overlay, max_apply_bytes=cfg.max_apply_bytes, home_allow=allow)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from framework_core.core.accounting import status_total
+from framework_core.core.facade_mcp import McpCatalogFacade
 from framework_core.errors import LacaError
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class Closed:
     problem: str | None
 
 
-class Facade:
+class Facade(McpCatalogFacade):
     """Everything a front end may do with a conversation."""
 
     def __init__(self, agent: "Agent", *, workspace: Path,

@@ -9,7 +9,8 @@ missing control paths also land there, as empty files or folders: they are never
 
 `apply` saves each touched path's pre-image in an undo entry before anything changes, refuses (unless
 forced) when a target changed in the real workspace after the command started, and then makes the
-workspace what the command would have made it.
+workspace what the command would have made it (files by rename from the upper directory; only data: see
+`land.py`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Iterable
 from framework_core.sandbox.change_model import (DIFF_FILE_LIMIT, OPAQUE_XATTRS, ORIGIN_XATTRS,  # noqa: F401
                                                   UNSUPPORTED_XATTRS, Change, ChangeKind, ChangeSet, ChangeSetError,
                                                   summarize)
-from framework_core.sandbox.nodes import NodeState, remove_tree
+from framework_core.sandbox.land import Applier
+from framework_core.sandbox.nodes import NodeState
 from framework_core.sandbox.undo_store import Conflict, UndoEntry, UndoError
 from framework_core.wording import plural
 
@@ -44,7 +46,9 @@ class ApplyResult:
     changes: list[Change] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)  # paths changed in the workspace meanwhile
     protected: list[Change] = field(default_factory=list)
-    skipped: list[Change] = field(default_factory=list)  # sockets and devices: cannot be re-created
+    skipped: list[Change] = field(default_factory=list)  # FIFOs, sockets and devices: never re-created
+    refused: dict[str, str] = field(default_factory=dict)  # their paths -> what each is ("a FIFO")
+    stripped: list[str] = field(default_factory=list)  # landed without their setuid/setgid/sticky bits
     error: str | None = None
     notice: str | None = None  # from the undo store: older entries pruned
 
@@ -57,6 +61,18 @@ class ApplyResult:
         if self.error:
             text += f"; stopped: {self.error}"
         return text
+
+    def notes(self) -> list[str]:
+        """What did not land as the command made it: refused nodes, dropped permission bits."""
+        out = []
+        if self.refused:
+            named = ", ".join(f"{p} ({what})" for p, what in list(self.refused.items())[:5])
+            more = f" and {len(self.refused) - 5} more" if len(self.refused) > 5 else ""
+            out.append(f"not applied: {named}{more}: only files, folders and symlinks land in the workspace")
+        if self.stripped:
+            more = f" and {len(self.stripped) - 5} more" if len(self.stripped) > 5 else ""
+            out.append(f"applied without their setuid, setgid or sticky bits: {', '.join(self.stripped[:5])}{more}")
+        return out
 
 
 def apply(changes: ChangeSet, upper: Path, workspace: Path, store_entry: UndoEntry | None, *,
@@ -80,7 +96,11 @@ def apply(changes: ChangeSet, upper: Path, workspace: Path, store_entry: UndoEnt
             store_entry.discard()
         result.error = str(exc)
         return result
-    _Applier(upper, workspace, keep, changes.links, fresh, result).run(changes.changes)
+    landing = Applier(str(upper), str(workspace), keep, changes.links, fresh).run(changes.changes)
+    result.changes = [changes.changes[i] for i in landing.landed]
+    result.skipped = [changes.changes[i] for i in landing.refused]
+    result.refused = {changes.changes[i].rel_path: what for i, what in landing.refused.items()}
+    result.stripped, result.error = landing.stripped, landing.error
     result.applied = True
     if store_entry is not None:
         result.notice = store_entry.commit()
@@ -90,10 +110,10 @@ def apply(changes: ChangeSet, upper: Path, workspace: Path, store_entry: UndoEnt
 def find_conflicts(cs: ChangeSet, workspace: Path, started_ns: int) -> list[Conflict]:
     """Targets that changed in the workspace after the command started (or since the set was read)."""
     out: list[Conflict] = []
-    removed: list[str] = []
+    removed: set[str] = set()
     folders: dict[str, bool] = {"": os.path.isdir(workspace) and not os.path.islink(workspace)}
     for c in cs.changes:
-        if any(c.rel_path.startswith(r + "/") for r in removed):
+        if _below(c.rel_path, removed):
             continue  # inside a folder that goes away: checked with that folder
         bad = _broken_parent(workspace, os.path.dirname(c.rel_path), folders)
         if bad is not None:
@@ -115,8 +135,18 @@ def find_conflicts(cs: ChangeSet, workspace: Path, started_ns: int) -> list[Conf
         elif now == "dir" and (c.kind in ("deleted", "replaced_dir") or c.node != "dir"):
             out += _subtree_conflicts(full, c.rel_path, started_ns)
         if c.kind in ("deleted", "replaced_dir") or (c.node == "dir" and c.kind == "created"):
-            removed.append(c.rel_path)
+            removed.add(c.rel_path)
     return out
+
+
+def _below(rel: str, folders: set[str]) -> bool:
+    """`rel` is inside one of `folders` (walking up its parents: linear in the change set, not quadratic)."""
+    parent = os.path.dirname(rel)
+    while parent:
+        if parent in folders:
+            return True
+        parent = os.path.dirname(parent)
+    return False
 
 
 def _broken_parent(workspace: Path, rel: str, folders: dict[str, bool]) -> str | None:
@@ -178,98 +208,3 @@ def _save_preimages(cs: ChangeSet, workspace: Path, entry: UndoEntry | None, kee
     if entry is not None:
         entry.prepare()
     return fresh
-
-
-class _Applier:
-    """Applies changes in order (parents before children); folder modes and mtimes last."""
-
-    def __init__(self, upper: Path, workspace: Path, keep: frozenset[str], links: dict[int, str],
-                 fresh: set[str], result: ApplyResult) -> None:
-        self.upper, self.ws, self.keep, self.fresh, self.result = str(upper), str(workspace), keep, fresh, result
-        self.inodes = {ino: os.path.join(self.ws, rel) for ino, rel in links.items()}
-        self.dirs: list[tuple[str, os.stat_result, bool]] = []
-
-    def run(self, changes: list[Change]) -> None:
-        for c in changes:
-            try:
-                done = self._one(c)
-            except OSError as exc:
-                self.result.error = f"{c.rel_path}: {exc.strerror or exc}"
-                break
-            (self.result.changes if done else self.result.skipped).append(c)
-        for target, st, times in reversed(self.dirs):
-            try:
-                os.chmod(target, stat.S_IMODE(st.st_mode))
-                if times:
-                    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-            except OSError as exc:
-                self.result.error = self.result.error or f"{target}: {exc.strerror or exc}"
-
-    def _one(self, c: Change) -> bool:
-        """Apply one change; False if it cannot be (a socket or device file)."""
-        src, target = os.path.join(self.upper, c.rel_path), os.path.join(self.ws, c.rel_path)
-        if c.kind == "deleted":
-            remove_tree(target, self.keep)
-            return True
-        st = os.lstat(src)
-        if c.node == "dir":
-            if c.kind != "mode_changed":
-                remove_tree(target, self.keep)
-                if not os.path.isdir(target):  # a protected path inside may have kept it
-                    os.mkdir(target, 0o700)
-            self.dirs.append((target, st, c.kind != "mode_changed"))
-            return True
-        fresh = os.path.dirname(c.rel_path) in self.fresh
-        tmp = target if fresh else os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.laca-apply")
-        if tmp != target and os.path.lexists(tmp):
-            os.unlink(tmp)  # left by an apply that was interrupted
-        if not self._make(src, tmp, st, c):
-            return False
-        if tmp != target:
-            if os.path.isdir(target) and not os.path.islink(target):
-                remove_tree(target, self.keep)
-            os.replace(tmp, target)
-        return True
-
-    def _make(self, src: str, dst: str, st: os.stat_result, c: Change) -> bool:
-        """Create `dst` as a copy of the upper entry `src` (mode and times kept)."""
-        if stat.S_ISLNK(st.st_mode):
-            os.symlink(os.readlink(src), dst)
-            os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
-        elif stat.S_ISFIFO(st.st_mode):
-            os.mkfifo(dst)
-            os.chmod(dst, stat.S_IMODE(st.st_mode))
-            os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
-        elif not stat.S_ISREG(st.st_mode):
-            return False
-        elif st.st_nlink > 1 and st.st_ino in self.inodes:
-            os.link(self.inodes[st.st_ino], dst)  # a hard link made by the command stays a hard link
-        else:
-            _copy_file(src, dst, st)
-            if st.st_nlink > 1:
-                self.inodes[st.st_ino] = os.path.join(self.ws, c.rel_path)
-        return True
-
-
-def _copy_file(src: str, dst: str, st: os.stat_result) -> None:
-    fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            if st.st_size <= 1 << 16:
-                data = memoryview(os.read(fin, st.st_size + 1))
-                while data:
-                    data = data[os.write(fd, data):]
-            else:
-                offset = 0
-                while offset < st.st_size:
-                    sent = os.sendfile(fd, fin, offset, st.st_size - offset)
-                    if sent == 0:
-                        break
-                    offset += sent
-            os.fchmod(fd, stat.S_IMODE(st.st_mode))
-            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
-        finally:
-            os.close(fd)
-    finally:
-        os.close(fin)

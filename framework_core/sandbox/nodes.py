@@ -4,7 +4,6 @@ removing one (keeping some paths), and putting a saved node back."""
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,22 +89,50 @@ def walk_tree(top: str, keep: frozenset[str], kept: list[str]) -> Iterator[tuple
 
 
 def remove_tree(path: str, keep: frozenset[str] = frozenset()) -> None:
-    """Remove a file, symlink or folder (recursively, never following symlinks), leaving `keep` paths
-    and the folders that lead to them in place."""
+    """Remove a file, symlink or folder (with everything in it, never following symlinks), leaving `keep` paths
+    and the folders that lead to them in place. Iterative and one open folder at a time, so a tree of any depth
+    goes (no recursion limit, no descriptor per level)."""
     if path in keep:
         return
-    inside = [k for k in keep if k.startswith(path + "/")]
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return
     if not stat.S_ISDIR(st.st_mode):
         os.unlink(path)
-    elif not inside:
-        shutil.rmtree(path)
-    else:
-        for name in os.listdir(path):
-            remove_tree(os.path.join(path, name), frozenset(inside))
+        return
+    holders: set[str] = set()  # folders that lead to a kept path: they stay
+    for k in keep:
+        if k.startswith(path + "/"):
+            parent = os.path.dirname(k)
+            while parent not in holders and len(parent) >= len(path):
+                holders.add(parent)
+                parent = os.path.dirname(parent)
+    stack: list[tuple[str, bool]] = [(path, False)]
+    while stack:
+        folder, emptied = stack.pop()
+        if emptied:
+            if folder not in holders:
+                os.rmdir(folder)
+            continue
+        stack.append((folder, True))
+        for name in _names(folder):
+            full = os.path.join(folder, name)
+            if full in keep:
+                continue
+            if stat.S_ISDIR(os.lstat(full).st_mode):
+                stack.append((full, False))
+            else:
+                os.unlink(full)
+
+
+def _names(folder: str) -> list[str]:
+    """The entries of a folder that must be a real folder (a symlink swapped in is not followed)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
 
 
 def restore_node(path: str, state: NodeState, blob: Path | None,

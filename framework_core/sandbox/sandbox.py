@@ -22,10 +22,11 @@ from framework_core.sandbox.control import ControlPath, control_paths
 from framework_core.sandbox.environment import PROXY
 from framework_core.sandbox.gate import Gate
 from framework_core.sandbox.overlay_view import AfterTree
-from framework_core.sandbox.hidden import HOME_SECRETS, hidden_paths
+from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, load_allow
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
+from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
 
 Profile = Literal["workspace-write", "read-only", "off"]
 SERVER_SECCOMP_FD = 9  # where `sh` opens the filter file for bubblewrap in a server's wrapper
@@ -61,6 +62,7 @@ class Sandbox:
     bwrap: str | None = None  # None: find it (the bundled binary, then a system bwrap)
     home_allow: HomeAllow | None = None  # None: the shipped list (home_allow.yaml)
     cache_root: Path | None = None  # where the commands' caches live; None: `sandbox-home` in LACA's cache dir
+    overlay_dirs: tuple[Path, ...] | None = None  # where overlays may go (scratch.py); None: LACA's state folder
     _report: SandboxReport | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _runtime: Path | None = None
@@ -139,8 +141,8 @@ class Sandbox:
             yield Launch([])
             return
         mode = self.mode_for(writes=writes)
-        runtime = self._runtime_dir()
-        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=runtime))
+        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir() if mode == "overlay"
+                                        else self._runtime_dir()))
         upper = work = None
         if mode == "overlay":
             upper, work = scratch / "upper", scratch / "work"
@@ -175,14 +177,16 @@ class Sandbox:
                         if c.rel not in known]
                 launch.dropped.extend(_remove_created(missing + made, self.workspace, self.protected_extra))
             if mode != "overlay":
-                shutil.rmtree(scratch, ignore_errors=True)
+                drop(scratch)
 
-    def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False) -> tuple[str, ...]:
+    def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False,
+                       roots: tuple[Path, ...] = ()) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
         a command, with the workspace read-only, or with `write` writable in place (a server's changes cannot
         wait for it to exit: no overlay, no undo; the trust question says so), the same home as a command's
-        (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches), and the network unless
-        the server's settings say no. The seccomp
+        (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches), the folders of its
+        `roots:` setting with the workspace's access (see `_root_mounts`), and the network unless the server's
+        settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
             return ()
@@ -197,11 +201,27 @@ class Sandbox:
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), reexposed=_reexposed(self.home),
-                           **self._home_plan(self._home_view(), ""))
+                           **self._root_mounts(self._home_plan(self._home_view(), ""), roots, writable))
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
         if filter_file is None:
             return tuple(argv)
         return ("sh", "-c", f'exec "$@" {SERVER_SECCOMP_FD}<"$0"', str(filter_file), *argv)
+
+    def _root_mounts(self, home_plan: dict, roots: tuple[Path, ...], write: bool) -> dict:
+        """A server's roots (a grant the trust question showed) with the workspace's access: bound writable with
+        `write`; else only those inside the empty home need a read-only bind (the rest of the host is read-only
+        already). Never a root that is, holds or lies in a credential path or LACA's own folders, nor one that
+        holds the home (it would undo the home's allowlist)."""
+        secrets = hidden_paths(self.home, self.hidden_extra, self.laca_dirs, HOME_SECRETS)
+        home = os.path.realpath(self.home)
+        granted = [str(r) for r in roots if r.is_dir() and not _near_hidden(r, secrets)
+                   and not (home + "/").startswith(str(r).rstrip("/") + "/")]
+        if write:
+            return {**home_plan, "writable": tuple(granted)}
+        if home_plan:
+            inside = tuple(HomeBind(r, r) for r in granted if r.startswith(home_plan["home"].rstrip("/") + "/"))
+            return {**home_plan, "home_mounts": home_plan["home_mounts"] + inside}
+        return home_plan
 
     def _seccomp_file(self) -> Path | None:
         from framework_core.sandbox.seccomp import filter_for
@@ -217,7 +237,7 @@ class Sandbox:
     def discard(self, launch: Launch) -> None:
         """Drop an overlay's scratch directory once its change set has been applied or declined."""
         if launch.upper is not None:
-            shutil.rmtree(launch.upper.parent, ignore_errors=True)
+            drop(launch.upper.parent)
 
     def _controls(self) -> tuple[ControlPath, ...]:
         """Control paths, rescanned at most every CACHE_S: the scan walks the workspace for nested repositories.
@@ -315,6 +335,14 @@ class Sandbox:
             self._runtime = Path(tempfile.mkdtemp(prefix="laca-sandbox-"))
         return self._runtime
 
+    def _overlay_dir(self) -> Path:
+        """This session's folder for overlays: on the workspace's file system where it can be, so that changes
+        land by rename (see scratch.py); else the runtime folder in $TMPDIR."""
+        if "overlays" not in self._cache:
+            candidates = default_candidates() if self.overlay_dirs is None else self.overlay_dirs
+            self._cache["overlays"] = overlay_home(self.workspace, self.report.bwrap or "bwrap", candidates)
+        return self._cache["overlays"] or self._runtime_dir()
+
     def _empty_dir(self) -> Path:
         empty = self._runtime_dir() / "empty"
         if not empty.exists():
@@ -322,8 +350,11 @@ class Sandbox:
         return empty
 
     def close(self) -> None:
+        overlays = self._cache.pop("overlays", None)
+        if overlays is not None:
+            drop(overlays)
         if self._runtime is not None:
-            shutil.rmtree(self._runtime, ignore_errors=True)
+            drop(self._runtime)
             self._runtime = None
 
 
@@ -399,3 +430,8 @@ def _all_data(gate: Gate, workspace: Path, rel: str) -> bool:
         if full.is_dir() and not full.is_symlink():
             stack += [f"{item}/{name}" for name in os.listdir(full)]
     return True
+
+
+def _near_hidden(root: Path, hidden: list[Hidden]) -> bool:
+    """A root that is, holds or lies in a hidden credential path is not bound: it would uncover the hidden."""
+    return any(root == Path(h.path) or root in Path(h.path).parents or Path(h.path) in root.parents for h in hidden)

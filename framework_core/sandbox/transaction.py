@@ -118,8 +118,7 @@ class SandboxTransaction:
         result = apply(cs, launch.upper, sandbox.workspace, entry, started_ns=launch.started_ns)
         if result.notice:
             notes.append(result.notice)
-        if result.skipped:
-            notes.append("not re-created (sockets or devices): " + ", ".join(c.rel_path for c in result.skipped))
+        notes += result.notes()  # FIFOs, sockets and devices refused; setuid, setgid and sticky bits dropped
         line = result.summary()
         if later and result.applied:
             line = f"{cs.runs_later_line()}; {line}"

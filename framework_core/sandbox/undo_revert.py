@@ -48,6 +48,7 @@ def check(loaded: list[tuple[EntryInfo, list[Record]]]) -> list[Conflict]:
     """Compare each path with the post-image its entry recorded, as it will be when the newer entries
     in this batch have been reverted (so a path touched by two of them is not a false conflict)."""
     sim: dict[str, NodeState] = {}
+    by_folder: dict[str, dict[str, NodeState]] = {}  # the simulated paths, by the folder they are in
     conflicts: list[Conflict] = []
     for _info, records in loaded:
         for rec in reversed(records):
@@ -55,11 +56,13 @@ def check(loaded: list[tuple[EntryInfo, list[Record]]]) -> list[Conflict]:
             if rec.post is not None and not current.matches(rec.post):
                 conflicts.append(Conflict(rec.path, _why(rec.post, current)))
             elif rec.post_children is not None and current.kind == "dir":
-                extra = sorted(_children(rec.path, sim) - set(rec.post_children))
+                extra = sorted(_children(rec.path, by_folder.get(rec.path, {})) - set(rec.post_children))
                 if extra:
                     conflicts.append(Conflict(rec.path, "the folder has new entries since: " + ", ".join(extra[:5])))
             for s in rec.saved:
-                sim[os.path.join(rec.path, s.rel) if s.rel else rec.path] = s.state
+                full = os.path.join(rec.path, s.rel) if s.rel else rec.path
+                sim[full] = s.state
+                by_folder.setdefault(os.path.dirname(full), {})[os.path.basename(full)] = s.state
     return conflicts
 
 
@@ -68,11 +71,11 @@ def landed(records: list[Record]) -> int:
     return sum(not NodeState.of(rec.path).matches(rec.saved[0].state) for rec in records)
 
 
-def _children(path: str, sim: dict[str, NodeState]) -> set[str]:
+def _children(path: str, simulated: dict[str, NodeState]) -> set[str]:
+    """The names in folder `path` once the newer entries are reverted (`simulated`: name -> state there)."""
     names = set(os.listdir(path))
-    for p, state in sim.items():
-        if os.path.dirname(p) == path:
-            (names.discard if state.kind == "absent" else names.add)(os.path.basename(p))
+    for name, state in simulated.items():
+        (names.discard if state.kind == "absent" else names.add)(name)
     return names
 
 

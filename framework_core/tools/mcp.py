@@ -26,6 +26,7 @@ from framework_core.tools.mcp_calls import CallRunner
 from framework_core.tools.mcp_config import config_notes, load_mcp_json, resolve_launch  # noqa: F401 - re-exported
 from framework_core.tools.mcp_names import tool_name
 from framework_core.tools.mcp_oauth import OAuthSignIn
+from framework_core.tools.mcp_resources import Resources, list_catalog, root_notes, root_paths
 from framework_core.tools.mcp_state import (BACKOFF_S, ERROR_LOG_LEVELS, LOG_NOTICE_EVERY_S, RESTART_WAIT_S,
                                             RETRY_AFTER_S, ServerStatus, _Server, describe, instructions_block,
                                             log_line, log_summary)
@@ -77,6 +78,7 @@ class McpManager:
         self.log_notice_every_s = LOG_NOTICE_EVERY_S  # a server's logged errors are said at most this often
         self.calls = CallRunner(self)
         self.oauth = OAuthSignIn(self)  # sign-in of http and sse servers; where their tokens are kept
+        self.resources = Resources(self)  # resources and prompts of ready servers; the model's reader tool
 
     def bind(self, *, window: Callable[[], int | None] | None = None, outputs_dir: Path | None = None) -> None:
         """Tie results to a session: the model's context window, and where cut results are saved."""
@@ -97,7 +99,7 @@ class McpManager:
         self._thread = threading.Thread(target=loop.run_forever, name="laca-mcp", daemon=True)
         self._thread.start()
         for server in self._servers.values():
-            for note in config_notes(server.settings):
+            for note in config_notes(server.settings) + root_notes(server.name, server.settings, self.workspace):
                 self.notice("warning", note)
             self._launch(server)
 
@@ -140,13 +142,16 @@ class McpManager:
                               on_closed=lost.set, workspace=self.workspace,
                               wrapper=self.wrapper(server.name, server.settings),
                               elicit=self.calls.elicit_on_main if self.elicit else None,
-                              on_http_error=server.http_error, auth=self.oauth.auth_for(server, launch))
+                              on_http_error=server.http_error, auth=self.oauth.auth_for(server, launch),
+                              on_catalog_changed=lambda: self._recatalog_soon(server, gen),
+                              roots=root_paths(server.settings, self.workspace))
                 timeout = server.settings.startup_timeout_s
                 async with connect(launch, hooks, log, timeout) as conn:
                     listing = await asyncio.wait_for(conn.list_tools(timeout), timeout)
+                    catalog = await list_catalog(server.name, conn.session, timeout)
                     if not current():
                         return
-                    server.conn, server.instructions = conn, conn.instructions
+                    server.conn, server.instructions, server.catalog = conn, conn.instructions, catalog
                     self._register(server, listing)
                     restarted_after = server.error if server.state == "starting" and server.ever_ready else None
                     server.up()
@@ -222,9 +227,26 @@ class McpManager:
                 continue
             self.registry.register(spec, replace=True)
             server.tools.append(tool.name)
+        if server.catalog is not None:
+            server.notes += server.catalog.notes
+        self.resources.register_reader(server)
 
     def _relist_soon(self, server: _Server, gen: int) -> None:
         task = asyncio.ensure_future(self._relist(server, gen))
+        server.background.add(task)
+        task.add_done_callback(server.background.discard)
+
+    def _recatalog_soon(self, server: _Server, gen: int) -> None:
+        """The server's resources or prompts changed: list them again (the old listing stays on failure)."""
+        async def recatalog() -> None:
+            conn = server.conn
+            if conn is None or server.gen != gen:
+                return
+            catalog = await list_catalog(server.name, conn.session, server.settings.startup_timeout_s)
+            if server.gen == gen:
+                server.catalog = catalog
+                self.resources.register_reader(server)
+        task = asyncio.ensure_future(recatalog())
         server.background.add(task)
         task.add_done_callback(server.background.discard)
 

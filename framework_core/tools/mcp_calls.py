@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from framework_core.errors import ToolError
 from framework_core.tools.mcp_content import EXTENSIONS, convert
+from framework_core.tools.mcp_names import tool_name
 from framework_core.tools.mcp_state import _Server, describe
 from framework_core.tools.result_budget import DEFAULT_BUDGET, bound, budget_for_window, save_bytes
 
@@ -92,6 +93,9 @@ class CallRunner:
 
     def _result(self, server: _Server, remote: str, result: Any, ctx: "ToolContext | None") -> dict[str, Any]:
         converted = convert(result.content, result.structured_content)
+        if server.catalog is not None and server.catalog.has_resources and \
+                any(getattr(c, "type", "") == "resource_link" for c in result.content or []):
+            converted.text += f"\n(a linked resource is read with {tool_name(server.name, 'readMcpResource')})"
         configured = (server.settings.output_budget_chars
                       or (ctx.settings.output_budget_chars if ctx else DEFAULT_BUDGET))
         save = ctx.saver("mcp-result") if ctx is not None else self.manager.save  # readable by readFile

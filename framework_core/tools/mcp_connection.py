@@ -32,6 +32,8 @@ class Hooks:
     wrapper: tuple[str, ...] = ()  # argv put in front of a stdio server's command (a sandbox)
     on_http_error: Callable[[int, str], None] = lambda status, reason: None  # an http/sse answer of 4xx/5xx
     auth: Any = None  # an httpx auth for http and sse (OAuth sign-in, see mcp_oauth); None: headers only
+    on_catalog_changed: Callable[[], None] = lambda: None  # resources or prompts list_changed
+    roots: tuple[Path, ...] = ()  # folders offered as roots after the workspace (the server's `roots:`)
 
 
 @dataclass
@@ -111,7 +113,7 @@ async def connect(launch: Launch, hooks: Hooks, log: TextIO, startup_timeout: fl
             dispatcher=dispatcher, read_timeout_seconds=startup_timeout,
             client_info=types.Implementation(name="laca", title="LACA", version=__version__),
             logging_callback=_logger(hooks), message_handler=_messages(hooks),
-            list_roots_callback=_roots(hooks.workspace), **_elicitation(hooks))
+            list_roots_callback=_roots(hooks.workspace, hooks.roots), **_elicitation(hooks))
         await stack.enter_async_context(session)
         init = await session.initialize()
         yield Connection(session, dispatcher, init)
@@ -176,14 +178,17 @@ def _messages(hooks: Hooks) -> MessageHandlerFnT:
     async def handle(message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             hooks.on_tools_changed()
+        elif isinstance(message, (types.ResourceListChangedNotification, types.PromptListChangedNotification)):
+            hooks.on_catalog_changed()
     return handle
 
 
-def _roots(workspace: Path) -> ListRootsFnT:
+def _roots(workspace: Path, extra: tuple[Path, ...] = ()) -> ListRootsFnT:
     import mcp_types as types
 
     async def roots(context: Any) -> Any:
-        return types.ListRootsResult(roots=[types.Root(uri=workspace.resolve().as_uri(), name=workspace.name)])
+        folders = dict.fromkeys([workspace.resolve(), *extra])
+        return types.ListRootsResult(roots=[types.Root(uri=p.as_uri(), name=p.name or str(p)) for p in folders])
     return roots
 
 

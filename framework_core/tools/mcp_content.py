@@ -105,3 +105,22 @@ def _size(n: int) -> str:
     if n < 1000:
         return f"{n} bytes"
     return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
+
+
+def resource_contents(contents: list[Any]) -> Converted:
+    """What `resources/read` returned, as a result is converted: text as text (each part headed by its URI when
+    there are several), images as images, any other binary part a short note."""
+    out = Converted("")
+    many = len(contents or []) > 1
+    parts = []
+    for res in contents or []:
+        text = getattr(res, "text", None)
+        mime = getattr(res, "mime_type", None) or ""
+        if text is not None:
+            parts.append(f"[resource {res.uri}]\n{text}" if many else str(text))
+        elif mime.startswith("image/"):
+            parts.append(_image(str(getattr(res, "blob", "")), mime, out))
+        else:
+            parts.append(_embedded(res))
+    out.text = "\n".join(parts)
+    return out

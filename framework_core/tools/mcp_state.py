@@ -42,6 +42,7 @@ class _Server:
         self.notes: list[str] = []
         self.conn: Any = None  # mcp_connection.Connection while ready
         self.instructions: str | None = None
+        self.catalog: Any = None  # mcp_resources.Catalog while ready: resources and prompts
         self.ready = threading.Event()  # set whenever the state leaves "starting"
         self.stop: asyncio.Event | None = None
         self.lost: asyncio.Event | None = None

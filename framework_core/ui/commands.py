@@ -37,7 +37,7 @@ class Commands:
     def help(self, arg: str) -> None:
         from framework_core.ui.slash import TOPICS, all_commands
 
-        commands = all_commands()
+        commands = all_commands(self.facade)
         for topic, title in TOPICS.items():
             if not any(c.topic == topic for c in commands):
                 continue
@@ -156,6 +156,10 @@ class Commands:
             mcp_sign_in(self.repl, arg.split())
             return
         self.repl.console.print(mcp_table(servers))
+        from framework_core.ui.mcp_commands import catalog_lines
+
+        for line in catalog_lines(self.facade):
+            self.say(line)
         self.say("/mcp login NAME signs in to a server that asks for it; /mcp logout NAME forgets its tokens.",
                  "laca.dim")
 

@@ -1,4 +1,5 @@
-"""Completion for slash commands and their arguments, and for @path attachments; @path expansion."""
+"""Completion for slash commands and their arguments, for @path attachments and MCP resources (@server:uri);
+their expansion."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from prompt_toolkit.document import Document
 from framework_core.ui.slash import all_commands, lookup
 
 if TYPE_CHECKING:
+    from framework_core.core.facade import Facade
     from framework_core.ui.repl import Repl
 
 AT_PATH = re.compile(r"""(?:^|(?<=\s))@(?:"([^"]+)"|'([^']+)'|((?:\\ |[^\s])+))""")
@@ -30,17 +32,18 @@ class LacaCompleter(Completer):
             return
         word = text.split()[-1] if text and not text[-1].isspace() else ""
         if word.startswith("@"):
+            yield from self._resources(word[1:])
             yield from self._paths(word[1:])
 
     def _slash(self, text: str) -> Iterable[Completion]:
         name, sep, arg = text[1:].partition(" ")
         if not sep:
-            for cmd in all_commands():
+            for cmd in all_commands(self.repl.facade):
                 for n in (cmd.name, *cmd.aliases):
                     if n.startswith(name):
                         yield Completion(n, start_position=-len(name), display_meta=cmd.help)
             return
-        command = lookup(name)
+        command = lookup(name, self.repl.facade)
         if command is None or command.complete is None:
             return
         try:
@@ -50,6 +53,12 @@ class LacaCompleter(Completer):
         for opt in options:
             if opt.startswith(arg.strip()):
                 yield Completion(opt, start_position=-len(arg.strip()))
+
+    def _resources(self, partial: str) -> Iterable[Completion]:
+        from framework_core.ui.mcp_commands import resource_completions
+
+        for text, shown, meta in resource_completions(self.repl.facade, partial.strip('"')):
+            yield Completion(text, start_position=-len(partial), display=shown, display_meta=meta)
 
     def _paths(self, partial: str) -> Iterable[Completion]:
         root = self.repl.facade.workspace
@@ -90,14 +99,25 @@ def _attachment_path(match: re.Match[str], text: str, workspace: Path) -> tuple[
     return rel, end
 
 
-def expand_attachments(text: str, workspace: Path, max_bytes: int) -> tuple[str, list[str]]:
-    """Append the content of each @path (a workspace file) to the message. Returns (text, notes): every
-    mention is accounted for (attached, cut, missing, a folder, binary or outside the workspace)."""
+def expand_attachments(text: str, workspace: Path, max_bytes: int,
+                       facade: "Facade | None" = None) -> tuple[str, list[str]]:
+    """Append the content of each @path (a workspace file) or @server:uri (an MCP resource, with a façade) to
+    the message. Returns (text, notes): every mention is accounted for (attached, cut, missing, a folder, binary
+    or outside the workspace, a resource that could not be read)."""
+    from framework_core.ui.mcp_commands import attach_resource, resource_mention
+
     notes: list[str] = []
     blocks: list[str] = []
+    servers = [s.name for s in (facade.mcp_status() or [])] if facade is not None else []
     for match in AT_PATH.finditer(text):
         raw, _ = _attachment_path(match, text, workspace)
         rel = raw.rstrip(".,;:!?)") if not (match.group(1) or match.group(2)) else raw
+        mention = resource_mention(rel, servers) if not (workspace / rel).exists() else None
+        if mention is not None and facade is not None:
+            block, note = attach_resource(facade, *mention)
+            notes.append(note)
+            blocks += [block] if block is not None else []
+            continue
         path = (workspace / rel).resolve()
         if workspace not in path.parents and path != workspace:
             notes.append(f"@{rel} is outside the workspace; not attached")

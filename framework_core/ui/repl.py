@@ -350,14 +350,16 @@ class Repl:
 
     def slash(self, text: str) -> None:
         name, arg = split(text)
-        cmd = lookup(name)
+        cmd = lookup(name, self.facade)
         if cmd is None and name in POINTERS:
             self.console.print(Text(f"/{name}: {POINTERS[name]}", style="laca.dim"))
             return
         if cmd is None:
-            guesses = near_misses(name)
+            guesses = near_misses(name, facade=self.facade)
             hint = (f"Did you mean {' or '.join('/' + g for g in guesses)}?" if guesses
                     else "Type /help for the list.")
+            if name.startswith("mcp__"):
+                hint += " An MCP server's prompts are commands once the server is ready (/mcp shows it)."
             raise LacaError(f"unknown command /{name}. {hint} (To send a message that starts with /, begin it "
                             "with //.)")
         cmd.handler(self, arg)
@@ -365,7 +367,8 @@ class Repl:
     def send(self, text: str) -> None:
         from framework_core.ui.completion import expand_attachments
 
-        message, notes = expand_attachments(text, self.facade.workspace, self.facade.ui.attach_max_bytes)
+        message, notes = expand_attachments(text, self.facade.workspace, self.facade.ui.attach_max_bytes,
+                                            self.facade)
         for note in notes:
             self.console.print(Text(note, style="laca.warn" if "not attached" in note else "laca.dim"))
         from framework_core.ui.keys import EscWatcher

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
+    from framework_core.core.facade import Facade
     from framework_core.ui.custom_commands import CustomCommand
     from framework_core.ui.repl import Repl
 
@@ -114,7 +115,8 @@ COMMANDS: list[SlashCommand] = [
 ]
 
 TOPICS = {"session": "Session", "model": "Model and context", "tools": "Tools", "permissions": "Permissions",
-          "custom": "Your commands (.laca/commands, .claude/commands, ~/.config/laca/commands, ~/.claude/commands)"}
+          "custom": "Your commands (.laca/commands, .claude/commands, ~/.config/laca/commands, ~/.claude/commands)",
+          "mcp": "Prompts of MCP servers (/mcp__server__prompt [arguments], or name=value)"}
 
 
 def custom_slash() -> list[SlashCommand]:
@@ -142,15 +144,33 @@ def _send_custom(custom: "CustomCommand") -> Handler:
     return handler
 
 
-def all_commands() -> list[SlashCommand]:
-    return COMMANDS + custom_slash()
+def prompt_commands(facade: "Facade | None") -> list[SlashCommand]:
+    """One command per prompt of every ready MCP server (see mcp_commands.py)."""
+    from framework_core.ui.mcp_commands import runner, usage
+
+    if facade is None:
+        return []
+    try:
+        prompts = facade.mcp_prompts()
+    except Exception:  # noqa: BLE001 - a listing problem must not break the command table
+        return []
+    return [SlashCommand(p.command, f"{p.description or p.name} (prompt of MCP server {p.server})", "mcp",
+                         runner(p), usage(p)) for p in prompts]
 
 
-def lookup(name: str) -> SlashCommand | None:
+def all_commands(facade: "Facade | None" = None) -> list[SlashCommand]:
+    """Built-in commands, Markdown ones, and with a façade the prompts of ready MCP servers."""
+    return COMMANDS + custom_slash() + prompt_commands(facade)
+
+
+def lookup(name: str, facade: "Facade | None" = None) -> SlashCommand | None:
     for cmd in COMMANDS:
         if name == cmd.name or name in cmd.aliases:
             return cmd
-    return next((c for c in custom_slash() if c.name == name), None)
+    found = next((c for c in custom_slash() if c.name == name), None)
+    if found is None and name.startswith("mcp__"):
+        found = next((c for c in prompt_commands(facade) if c.name == name), None)
+    return found
 
 
 def split(text: str) -> tuple[str, str]:
@@ -173,10 +193,10 @@ def is_command(text: str) -> bool:
     return lookup(name) is not None or not Path("/" + name).exists()  # `/etc is read-only?` is a message
 
 
-def near_misses(name: str, names: list[str] | None = None) -> list[str]:
+def near_misses(name: str, names: list[str] | None = None, facade: "Facade | None" = None) -> list[str]:
     """Commands spelt like `name` (a typo, a prefix)."""
     import difflib
 
-    known = names if names is not None else [n for c in all_commands() for n in (c.name, *c.aliases)]
+    known = names if names is not None else [n for c in all_commands(facade) for n in (c.name, *c.aliases)]
     starts = [n for n in known if n.startswith(name) and name]
     return starts[:3] or difflib.get_close_matches(name, known, n=3, cutoff=0.6)

@@ -181,7 +181,8 @@ def test_audio_is_a_note(cases: McpManager) -> None:
 def test_a_resource_link_keeps_uri_name_description_and_type(cases: McpManager) -> None:
     assert cases.call("cases", "link", {})["content"] == (
         "[resource link] report.pdf (Quarterly report)\n  uri: file:///srv/report.pdf\n"
-        "  description: The figures for Q3\n  type: application/pdf, 123.5 KB")
+        "  description: The figures for Q3\n  type: application/pdf, 123.5 KB\n"
+        "(a linked resource is read with mcp__cases__readMcpResource)")  # the server has resources
 
 
 def test_embedded_resources_are_text_or_a_note(cases: McpManager) -> None:

@@ -94,6 +94,16 @@ def test_everything_resource_links_keep_their_uris(reference) -> None:
     assert "  uri: " in mgr.call("everything", "get-resource-links", {"count": 2})["content"]
 
 
+def test_everything_resources_and_prompts_are_listed_read_and_filled(reference, tmp_path: Path) -> None:
+    mgr, _ = reference
+    uris = {r.uri for r in mgr.resources.resources() if r.server == "everything"}
+    assert "demo://resource/static/document/architecture.md" in uris
+    got = mgr.resources.read("everything", "demo://resource/dynamic/text/7", ctx(tmp_path))
+    assert got["content"].startswith("Resource 7: This is a plaintext resource")
+    prompt = mgr.resources.get_prompt("everything", "args-prompt", {"city": "Paris", "state": "Texas"})
+    assert prompt.text == "What's weather in Paris, Texas?"
+
+
 def test_everything_long_operation_reports_progress(reference, tmp_path: Path) -> None:
     mgr, _ = reference
     lines: list[str] = []

@@ -3,7 +3,10 @@
 Tools come in pages of PAGE; `add_tool` adds one and sends `tools/list_changed`; a task-only tool, a tool
 with a broken schema, one whose schema is not JSON Schema and one with a strict schema (`count`) are listed
 too. Results cover text, errors (isError and JSON-RPC), progress, images, audio, resource links, embedded
-resources, structured content, server logs, roots and elicitation.
+resources, structured content, server logs, roots and elicitation. Resources: a text note, a large text, a PNG
+and a template `mem://notes/{name}`; `add_resource` adds one and sends `resources/list_changed`; `link_note`
+returns a link to the note. Prompts: `greet` (arguments `name`, required, and `style`) and `picture` (text and
+an image).
 `pid` gives the process id, so a test can kill exactly this server.
 
 Speaks stdio by default; `--http PORT` serves Streamable HTTP at http://127.0.0.1:PORT/mcp, and with
@@ -65,6 +68,8 @@ TOOLS = [
     tool("roots", "The client's roots."),
     tool("ask", "Ask the user for a name."),
     tool("pid", "The server's process id."),
+    tool("link_note", "A resource link to the note mem://notes/today."),
+    tool("add_resource", "Add the resource mem://notes/added and say so."),
     tool("log_error", "Log an error, then answer."),
     tool("do.thing", "A name with a dot."),
     tool("do thing", "A name with a space."),
@@ -148,6 +153,14 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         return types.CallToolResult(content=text(f"{answer.action}: {answer.content}"))
     if name == "count":
         return types.CallToolResult(content=text(f"count is {args['n']}"))
+    if name == "link_note":
+        return types.CallToolResult(content=[types.TextContent(text="the note is linked below"), types.ResourceLink(
+            uri="mem://notes/today", name="today", mime_type="text/plain")])
+    if name == "add_resource":
+        if not extra_resources:
+            extra_resources.append(types.Resource(uri="mem://notes/added", name="added", mime_type="text/plain"))
+        await session.send_resource_list_changed()
+        return types.CallToolResult(content=text("added"))
     if name == "pid":
         return types.CallToolResult(content=text(str(os.getpid())))
     if name == "log_error":
@@ -156,6 +169,61 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name in ("do.thing", "do thing", "do_thing", "added"):
         return types.CallToolResult(content=text(f"called {name}"))
     raise MCPError(code=-32602, message=f"unknown tool {name}")
+
+
+NOTE = "Buy kiwis. The meeting moved to Thursday."
+RESOURCES = [types.Resource(uri="mem://notes/today", name="today", description="Today's note", mime_type="text/plain"),
+             types.Resource(uri="mem://big", name="big", description="Many lines", mime_type="text/plain"),
+             types.Resource(uri="mem://picture.png", name="picture", mime_type="image/png")]
+extra_resources: list[types.Resource] = []
+
+
+async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=RESOURCES + extra_resources)
+
+
+async def list_templates(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+        uri_template="mem://notes/{name}", name="note", description="A note by name", mime_type="text/plain")])
+
+
+async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    uri = str(params.uri)
+    if uri == "mem://notes/today":
+        body: types.TextResourceContents | types.BlobResourceContents = types.TextResourceContents(
+            uri=uri, mime_type="text/plain", text=NOTE)
+    elif uri == "mem://big":
+        body = types.TextResourceContents(uri=uri, text="\n".join(f"line {i:06d} " + "z" * 60 for i in range(20_000)))
+    elif uri == "mem://picture.png":
+        body = types.BlobResourceContents(uri=uri, mime_type="image/png", blob=b64(png()))
+    elif uri.startswith("mem://notes/"):
+        body = types.TextResourceContents(uri=uri, mime_type="text/plain", text=f"the note called {uri[12:]}")
+    else:
+        raise MCPError(code=-32002, message=f"resource not found: {uri}")
+    return types.ReadResourceResult(contents=[body])
+
+
+PROMPTS = [types.Prompt(name="greet", description="Greet someone", arguments=[
+               types.PromptArgument(name="name", description="who", required=True),
+               types.PromptArgument(name="style", description="how")]),
+           types.Prompt(name="picture", description="Text and a picture")]
+
+
+async def list_prompts(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=PROMPTS)
+
+
+async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    args = params.arguments or {}
+    if params.name == "greet":
+        style = args.get("style") or "plainly"
+        return types.GetPromptResult(messages=[types.PromptMessage(role="user", content=types.TextContent(
+            text=f"Greet {args.get('name')} {style}, please."))])
+    if params.name == "picture":
+        return types.GetPromptResult(messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text="Describe this picture.")),
+            types.PromptMessage(role="user", content=types.ImageContent(data=b64(png()), mime_type="image/png"))])
+    raise MCPError(code=-32602, message=f"unknown prompt {params.name}")
 
 
 async def bad_schema(ctx: Any, call_next: Any) -> Any:
@@ -167,7 +235,8 @@ async def bad_schema(ctx: Any, call_next: Any) -> Any:
 
 
 server = Server("cases-test-server", version="1.0", instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                on_call_tool=call_tool)
+                on_call_tool=call_tool, on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                on_read_resource=read_resource, on_list_prompts=list_prompts, on_get_prompt=get_prompt)
 server.middleware.append(bad_schema)
 
 
@@ -175,7 +244,8 @@ async def stdio() -> None:
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
+        options = NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True)
+        await server.run(read, write, server.create_initialization_options(options))
 
 
 def http(port: int) -> None:

@@ -118,9 +118,13 @@ def make_repo(box: Box, ws: Path) -> Path:
 def manifest(root: Path, *, times: bool = False, skip: tuple[str, ...] = ()) -> dict[str, tuple]:
     """Relative path -> (type, mode, size, sha256 or symlink target[, mtime_ns for files and symlinks])."""
     out: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            full = Path(dirpath) / name
+    stack = [Path(root)]
+    while stack:  # not os.walk, which recurses: trees 1,200 folders deep are compared too
+        folder = stack.pop()
+        for name in os.listdir(folder):
+            full = folder / name
+            if full.is_dir() and not full.is_symlink():
+                stack.append(full)
             rel = str(full.relative_to(root))
             if rel in skip:
                 continue

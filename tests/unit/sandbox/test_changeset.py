@@ -30,7 +30,6 @@ COMMANDS = {
     "folder-to-file": "rm -rf src && echo now-a-file > src",
     "folder-recreated": "rm -rf src && mkdir src && echo z > src/z",
     "touch": "touch -d 2001-01-01 keep.txt",
-    "fifo": "mkfifo pipe",
     "hard-links": "ln keep.txt hard.txt && echo h > h1 && ln h1 h2",
     "git-commit-branch": "git checkout -q -b feature && echo f > f.txt && git add -A && git commit -qm f",
     "git-gc": "git gc -q --prune=now",
@@ -265,9 +264,10 @@ def test_a_replaced_folder_keeps_a_protected_path_inside_it(box: Box, template: 
     assert sorted(str(p.relative_to(ws)) for p in (ws / "src").rglob("*")) == ["src/pkg", "src/pkg/b.py", "src/z"]
 
 
-def test_a_socket_left_by_the_command_is_reported_as_skipped(box: Box, template: Path, tmp_path: Path) -> None:
+def test_a_socket_left_by_the_command_is_refused_and_said(box: Box, template: Path, tmp_path: Path) -> None:
     ws = copy_of(template, tmp_path / "ws")
     run = box.overlay(ws, "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")' && echo x > x")
     result = apply(read_changes(run.upper, ws, protected=PROTECTED), run.upper, ws, None, started_ns=run.started_ns)
     assert result.applied and [c.rel_path for c in result.skipped] == ["sock"]
     assert result.summary() == "1 file created" and not os.path.lexists(ws / "sock") and (ws / "x").exists()
+    assert result.notes() == ["not applied: sock (a socket): only files, folders and symlinks land in the workspace"]

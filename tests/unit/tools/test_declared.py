@@ -176,7 +176,7 @@ def test_api_tool_credential_never_reaches_model(workspace: Path, monkeypatch: p
 
 
 def test_example_tools_yaml_loads() -> None:
-    specs = load_tools_file(Path(__file__).resolve().parents[3] / "tools.yaml")
+    specs = load_tools_file(Path(__file__).resolve().parents[3] / "tools.example.yaml")
     assert {s.name for s in specs} == {"word_count", "git_log_oneline"}
 
 
