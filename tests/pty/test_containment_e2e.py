@@ -174,7 +174,7 @@ def bash(command: str, n: int) -> ToolCallSpec:
 def one_reply(scene: Scene, *, with_write: bool) -> Reply:
     """Every payload and the ordinary work, asked for in one reply."""
     base = str(scene.base)
-    kinds = ["commondir", "gitfile", "submodule", "include", "hook"]
+    kinds = ["commondir", "gitfile", "submodule", "include", "hook", "setuid"]
     commands = [f"python3 payload.py {k} {base}" for k in kinds]
     commands += [f"python3 payload.py secrets {base} {scene.home}/.config/sometool/token",
                  f"python3 payload.py socket {base} {scene.sock_path}",
@@ -203,6 +203,8 @@ def assert_contained(scene: Scene, server: FakeOpenAIServer) -> None:
     assert (ws / "hooked" / ".git" / "hooks" / "pre-commit.sample").is_file()  # git init's samples are data
     for fake_repo in ("cd", "x", "evil"):  # the repositories they pointed at: their config and hooks stay out
         assert not (ws / fake_repo / "config").exists() and not (ws / fake_repo / "hooks" / "pre-commit").exists()
+    # a file made setuid in the sandbox lands as an ordinary executable
+    assert (ws / "tool.sh").stat().st_mode & 0o7777 == 0o755
     # nothing reached the model: not the unknown tool's token, not the unknown-name variable
     sent = json.dumps(server.requests)
     assert scene.token_mark not in sent and scene.pass_mark not in sent
@@ -233,7 +235,7 @@ def test_one_reply_of_redirections_and_leaks_with_every_question_answered_yes(sc
             child.send("y\r")
             child.expect_exact("Allowed once.")  # (a question may be drawn twice: wait for its answer)
             answered += 1
-        assert answered >= 9  # every command and the write asked, and each got a yes
+        assert answered >= 10  # every command and the write asked, and each got a yes
         child.expect_exact(PROMPT)
         child.sendline("/exit")
         child.expect(pexpect.EOF)
