@@ -126,7 +126,11 @@ class Gate:
         at = (rel + "/") if rel else ""
         if t.kind(at + "HEAD") not in ("file", "symlink"):
             return False
-        return t.kind(at + "commondir") == "file" or (t.kind(at + "objects") == "dir" and t.kind(at + "refs") == "dir")
+        if t.kind(at + "commondir") == "file":
+            return True
+        # git asks only that `objects` and `refs` can be entered (access X_OK, through symlinks): a symlink to a
+        # folder, or even an executable file, passes. Any node there counts, so no such shape slips past.
+        return t.kind(at + "objects") != "absent" and t.kind(at + "refs") != "absent"
 
     def _git_chain(self, rel: str) -> list[str]:
         """The git directories above `rel`, outermost first, each nested one only where git nests them.
