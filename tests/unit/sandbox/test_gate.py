@@ -172,6 +172,14 @@ def test_laca_files_and_protected_paths_are_control_and_tools_files_run_later() 
     assert verdict(entries, "src/a.py") == "data" and verdict(entries, ".github/workflows") == "data"
 
 
+@pytest.mark.parametrize("rel", [".npmrc", "web/.yarnrc.yml", ".cargo/config.toml", "rust-toolchain.toml", "Gemfile",
+                                 ".gitlab-ci.yml", ".circleci/config.yml", ".dir-locals.el", ".nvim.lua", ".exrc",
+                                 "GEMINI.md", ".cursor/rules/x.mdc", "lib/sitecustomize.py",
+                                 "gradle/wrapper/gradle-wrapper.properties", ".devcontainer/devcontainer.json"])
+def test_package_manager_ci_and_editor_files_that_run_code_are_named_as_running_later(rel: str) -> None:
+    assert verdict({rel: b"x"}, rel) == "runs_later"
+
+
 def test_a_tree_1200_levels_deep_is_judged_without_recursion() -> None:
     deep = "/".join(["d"] * 1200)
     entries: dict[str, bytes | str | None] = {f"{deep}/f": b"x", f"{deep}/.git/HEAD": b"x",
