@@ -112,6 +112,8 @@ def test_npmrc_cargo_and_pip_lose_tokens_and_userinfo() -> None:
     assert not any(s in cargo for s in ("abc", "cargo:token", "u:p", '"x"'))
     pip = sanitise.urls("[global]\nindex-url = https://user:pw@pypi.example/simple\n")
     assert "index-url = https://pypi.example/simple" in pip
+    conda = sanitise.urls("channels:\n  - https://conda.anaconda.org/t/tk-abc123/private\n  - conda-forge\n")
+    assert "https://conda.anaconda.org/private" in conda and "tk-abc123" not in conda  # a token in the path
 
 
 def test_what_a_command_wrote_in_its_home_is_found_apart_from_the_mount_points(tmp_path: Path) -> None:
