@@ -67,6 +67,13 @@ PAYLOAD = textwrap.dedent('''\
     elif kind == "submodule":
         repo("evil", "submodule")
         write("sub/.git", "gitdir: ../evil\\n")
+    elif kind == "bare":  # git enters objects through the symlink: src is a repository to it
+        os.makedirs("realobjs", exist_ok=True)
+        repo("src", "bare")
+        os.rmdir("src/objects")
+        os.symlink("../realobjs", "src/objects")
+        with open("src/config", "a") as f:
+            f.write(f"\\tpager = touch {BASE}/pwned-bare-pager\\n")
     elif kind == "include":
         write("inc.cfg", f"[core]\\n\\tfsmonitor = touch {BASE}/pwned-include\\n")
         subprocess.run(["git", "-C", "nested", "config", "include.path", "../../inc.cfg"])  # bound read-only
@@ -174,7 +181,7 @@ def bash(command: str, n: int) -> ToolCallSpec:
 def one_reply(scene: Scene, *, with_write: bool) -> Reply:
     """Every payload and the ordinary work, asked for in one reply."""
     base = str(scene.base)
-    kinds = ["commondir", "gitfile", "submodule", "include", "hook", "setuid"]
+    kinds = ["commondir", "gitfile", "submodule", "bare", "include", "hook", "setuid"]
     commands = [f"python3 payload.py {k} {base}" for k in kinds]
     commands += [f"python3 payload.py secrets {base} {scene.home}/.config/sometool/token",
                  f"python3 payload.py socket {base} {scene.sock_path}",
@@ -201,7 +208,7 @@ def assert_contained(scene: Scene, server: FakeOpenAIServer) -> None:
     assert not (ws / "nested" / ".git" / "hooks" / "post-checkout").exists()
     assert not (ws / "hooked" / ".git" / "hooks" / "pre-commit").exists()
     assert (ws / "hooked" / ".git" / "hooks" / "pre-commit.sample").is_file()  # git init's samples are data
-    for fake_repo in ("cd", "x", "evil"):  # the repositories they pointed at: their config and hooks stay out
+    for fake_repo in ("cd", "x", "evil", "src"):  # the repositories they pointed at: their config and hooks stay out
         assert not (ws / fake_repo / "config").exists() and not (ws / fake_repo / "hooks" / "pre-commit").exists()
     # a file made setuid in the sandbox lands as an ordinary executable
     assert (ws / "tool.sh").stat().st_mode & 0o7777 == 0o755
@@ -235,7 +242,7 @@ def test_one_reply_of_redirections_and_leaks_with_every_question_answered_yes(sc
             child.send("y\r")
             child.expect_exact("Allowed once.")  # (a question may be drawn twice: wait for its answer)
             answered += 1
-        assert answered >= 10  # every command and the write asked, and each got a yes
+        assert answered >= 11  # every command and the write asked, and each got a yes
         child.expect_exact(PROMPT)
         child.sendline("/exit")
         child.expect(pexpect.EOF)
