@@ -149,6 +149,15 @@ def scene() -> Iterator[Scene]:
     base_dir = ROOT / ".pytest-homes"
     base_dir.mkdir(exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="containment-", dir=base_dir))
+    listener = socket.socket(socket.AF_UNIX)
+    try:
+        yield _set_up(base, listener)
+    finally:
+        listener.close()
+        remove_deep(str(base))
+
+
+def _set_up(base: Path, listener: socket.socket) -> Scene:
     home, ws = base / "home", base / "ws"
     token_mark, pass_mark = f"tok-{uuid.uuid4().hex}", f"pass-{uuid.uuid4().hex}"
     (home / ".config" / "sometool").mkdir(parents=True)
@@ -162,15 +171,10 @@ def scene() -> Iterator[Scene]:
     git("init", "-q", "nested", cwd=ws)
     (ws / "payload.py").write_text(PAYLOAD)
     sock_path = home / "agent.sock"
-    listener = socket.socket(socket.AF_UNIX)
     listener.bind(str(sock_path))
     listener.listen(8)
     listener.setblocking(False)
-    try:
-        yield Scene(base, home, ws, token_mark, pass_mark, listener, sock_path)
-    finally:
-        listener.close()
-        remove_deep(str(base))
+    return Scene(base, home, ws, token_mark, pass_mark, listener, sock_path)
 
 
 def bash(command: str, n: int) -> ToolCallSpec:
