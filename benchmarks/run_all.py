@@ -32,6 +32,17 @@ def _notes() -> str:
     return "\n" + text.strip() + "\n"
 
 
+def _sections(results: Path) -> str:
+    """The sections recorded by single benchmarks after the notes (each dated): kept when the table is rewritten."""
+    if not results.exists():
+        return ""
+    text = results.read_text()
+    notes_titles = {line for line in _notes().splitlines() if line.startswith("## ")}
+    parts = text.split("\n## ")[1:]
+    kept = [p for p in parts if "## " + p.splitlines()[0] not in notes_titles]
+    return "".join("\n## " + p.rstrip("\n") + "\n" for p in kept)
+
+
 def main() -> int:
     sys.path.insert(0, str(ROOT))
     import importlib
@@ -48,10 +59,11 @@ def main() -> int:
     if "--write" in sys.argv:
         machine = (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
                    f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f}")
-        (ROOT / "benchmarks" / "RESULTS.md").write_text(
-            f"# Benchmark results\n\nRecorded {time.strftime('%Y-%m-%d %H:%M %Z')} on {machine}.\n"
-            f"Command: `make bench` (ratios are medians of interleaved runs, so machine noise hits both sides).\n\n"
-            f"```\n{table}\n```\n" + _notes())
+        results = ROOT / "benchmarks" / "RESULTS.md"
+        head = (f"# Benchmark results\n\nRecorded {time.strftime('%Y-%m-%d %H:%M %Z')} on {machine}.\n"
+                f"Command: `make bench` (ratios are medians of interleaved runs, so machine noise hits both "
+                f"sides).\n\n```\n{table}\n```\n")
+        results.write_text(head + _notes() + _sections(results))
     return 0
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from framework_core.core.approval import MCP_WARNING, ApprovalAnswer, ApprovalRequest, Approver, DeclineAllApprover
+from framework_core.core.approval import (MCP_WARNING, STOPPED, STOPPED_HERE, ApprovalAnswer, ApprovalRequest, Approver,
+                                          DeclineAllApprover)
 from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
@@ -86,6 +87,7 @@ class TEPSEngine:
         self.mode = "ask"  # one of MODES
         self._bulk_after: list[int] = []  # per call of the current reply: later calls approvable together
         self._approve_rest = False  # the user said yes to the remaining calls of this reply
+        self.turn_stopped = False  # the user stopped the turn (Esc) in the last batch: the rest was not run
         self._running_since: float | None = None  # when the call now running started (Ctrl-C reports it)
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.keep_env)
         self.sandbox = parts.sandbox
@@ -131,16 +133,21 @@ class TEPSEngine:
         `on_result` receives each result as its call finishes (the session journals it at once, so a crash
         mid-batch loses no finished result). Ctrl-C (KeyboardInterrupt) at a prompt or while a tool runs
         answers the current and all remaining calls as interrupted, then re-raises so the turn ends with a
-        valid history.
+        valid history. An answer that stops the turn (Esc) answers every later call as not run, unasked, and sets
+        `turn_stopped` so that the turn loop sends nothing more.
         """
         results: list[ToolResult] = []
         total = len(requests)
         keep = on_result or (lambda result: None)
-        self._approve_rest = False
+        self._approve_rest = self.turn_stopped = False
         self._bulk_after = self._plan(requests) if total > 1 else []
         try:
             for index, req in enumerate(requests, start=1):
-                results.append(self._run_one(req, index, total))
+                if self.turn_stopped:  # the user stopped the turn (Esc): each later call is answered, never asked
+                    results.append(self._finish(_Prepared(req), self._result(req, "declined_by_user", message=STOPPED),
+                                                0.0))
+                else:
+                    results.append(self._run_one(req, index, total))
                 keep(results[-1])
         except KeyboardInterrupt:
             for req in requests[len(results):]:  # the call that was running keeps the time it ran
@@ -200,6 +207,7 @@ class TEPSEngine:
             if prep.answer.choice == "session" and prep.answer.grant is not None:
                 self._remember(prep.answer.grant)
             self._approve_rest = self._approve_rest or prep.answer.remaining
+            self.turn_stopped = prep.answer.stop
         if fate.verb in ("deny", "refused", "declined"):
             return self._finish(prep, self._not_run(prep), 0.0)
         if fate.verb == "shown":
@@ -220,7 +228,8 @@ class TEPSEngine:
         if prep.fate.verb == "refused":
             return self._result(req, "declined_by_user", message=PLAN_DECLINED, mode="plan",
                                 would_run=prep.preview.body if prep.preview.lexer == "bash" else prep.preview.title)
-        data: dict[str, Any] = {"message": "User declined execution."}
+        data: dict[str, Any] = {"message": STOPPED_HERE if prep.answer and prep.answer.stop
+                                else "User declined execution."}
         if prep.answer and prep.answer.reason:
             data["user_reason"] = prep.answer.reason
         return self._result(req, "declined_by_user", **data)

@@ -135,6 +135,10 @@ def _window_check(adapter: "LLMAdapterInterface", window: int | None) -> Check:
     words = " ".join(f"w{n % 97}" for n in range(target))  # about one token a word on common tokenizers
     reply = _reply(adapter, [Message("user", words + "\nReply with the word ok.")], [])
     counted = reply.usage.input_tokens + reply.usage.cache_read_tokens + reply.usage.cache_write_tokens
+    if counted and counted < 1024:
+        return Check(False, f"context window: the server counted only {counted:,} prompt tokens of about {target:,} "
+                            "sent: either it cuts prompts to a tiny context or it does not report usage; check its "
+                            "context size (Ollama: num_ctx; llama.cpp: -c)")
     if counted and counted < target * 0.6:
         return Check(False, f"context window: the server counted {counted:,} prompt tokens of about {target:,} "
                             "sent: it cuts prompts to its own context size. Raise it on the server (Ollama: "

@@ -17,6 +17,7 @@ from framework_core.core.construct import (build_policy_state, build_registry, b
 from framework_core.core.events import EventSink, Notice
 from framework_core.core.facade import Facade
 from framework_core.core.session import MessageManager
+from framework_core.errors import ConfigError
 
 
 @dataclass
@@ -183,6 +184,8 @@ def reopen_session(loaded: "LoadedConfig", agent: "Agent", ref: str) -> tuple["M
 
     data = user_data_dir()
     path = find_session_by_prefix(data, ref)
+    if path.stem == agent.session.session_id:
+        raise ConfigError(f"{path.stem} is this session")
     session, loaded_session = resume_session(data, path, secrets_in_env(key_env_vars(loaded)), fork=False)
     session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
     _spill_for(loaded, agent, session)

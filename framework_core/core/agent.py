@@ -204,7 +204,7 @@ class Agent:
             fixes = self.session.repair()
             if fixes and not outcome.interrupted:
                 self.events(Notice("warning", "History repaired: " + "; ".join(fixes)))
-        self.events(TurnFinished(outcome.usage, outcome.interrupted, outcome.error))
+        self.events(TurnFinished(outcome.usage, outcome.interrupted, outcome.error, stopped=outcome.stopped))
         return outcome
 
     def _wait_for_mcp(self) -> None:
@@ -308,3 +308,4 @@ class Agent:
             outcome.tool_results += exc.results
             raise
         outcome.tool_results += results
+        outcome.stopped = self.teps.turn_stopped  # Esc at a question: the turn ends without another request

@@ -19,6 +19,11 @@ Choice = Literal["once", "session", "deny"]
 MCP_WARNING = ("Malicious MCP servers or conversation content could try to trick LACA into harmful actions "
                "through your installed tools. Review each action carefully before approving.")
 
+# What the model reads when the user stops the turn with Esc at a question (the call asked about, then each later one)
+STOPPED_HERE = ("Not run: the user declined this call and stopped the turn (Esc). Nothing after it in this reply ran; "
+                "the user will say what to do instead in their next message.")
+STOPPED = "Not run: the user stopped the turn (Esc) before this call; it was not asked about."
+
 
 @dataclass
 class ApprovalRequest:
@@ -55,6 +60,7 @@ class ApprovalAnswer:
     network: bool = False  # "yes, with network": this one call runs sandboxed with the network (never remembered)
     preview: bool = False  # run in the overlay and show the change set before applying it
     remaining: bool = False  # also approve, once each, the later calls of this reply that would ask
+    stop: bool = False  # Esc: decline this call and every remaining call of the turn; the turn ends (choice "deny")
 
 
 class Approver(Protocol):
@@ -82,7 +88,7 @@ class DeclineAllApprover:
 
 
 class ScriptedApprover:
-    """Answers from a queue of 'y' / 'n' / 'a' / 'w' (or ApprovalAnswer); records every request it saw."""
+    """Answers from a queue of 'y' / 'n' / 'a' / 'w' / 'esc' (or ApprovalAnswer); records every request it saw."""
 
     def __init__(self, answers: Iterable[str | ApprovalAnswer] = ()) -> None:
         self._answers: deque[str | ApprovalAnswer] = deque(answers)
@@ -101,6 +107,8 @@ class ScriptedApprover:
             return ans
         if ans == "a" and req.allow_session:
             return ApprovalAnswer("session", grant=req.grant_options[0])
+        if ans == "esc":
+            return ApprovalAnswer("deny", stop=True)
         if ans == "w":
             if not req.can_network:
                 raise AssertionError(f"ScriptedApprover: 'w' was not offered for {req.request.tool_name}")

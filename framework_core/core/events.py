@@ -87,6 +87,7 @@ class TurnFinished:
     interrupted: bool = False
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    stopped: bool = False  # the user stopped the turn with Esc at a question; the prompt says what to do next
 
 
 CoreEvent = Union[ModelRequestStarted, AssistantTextDelta, AssistantReasoningDelta, AssistantMessageDone,
@@ -109,3 +110,4 @@ class TurnOutcome:
     error: str | None = None
     tool_results: list[ToolResult] = field(default_factory=list)
     stopped_at_limit: bool = False  # the tool-round limit ended the turn, not the model
+    stopped: bool = False  # the user stopped the turn (Esc at a question): every remaining call answered, no request

@@ -104,8 +104,6 @@ class Facade(McpCatalogFacade):
 
         if self._reopen is None:
             raise ConfigError("this front end cannot switch sessions")
-        if ref.strip() and self.session_id.startswith(ref.strip()):
-            raise ConfigError(f"{self.session_id} is this session")
         session, notes, meta = self._reopen(self.agent, ref.strip())
         closed = self._close_session()
         self.agent.replace_session(session)

@@ -56,7 +56,8 @@ def reply_within_window(agent: "Agent", outcome: "TurnOutcome") -> LLMResponse |
 
 
 def after_reply(agent: "Agent", response: LLMResponse, outcome: "TurnOutcome") -> bool:
-    """Act on how the reply ended. True when the model must be asked again (tool results, a paused turn)."""
+    """Act on how the reply ended. True when the model must be asked again (tool results, a paused turn), unless
+    the user stopped the turn at a question (every call is answered; the next message says what to do)."""
     from framework_core.core.compaction import mark_request
 
     mark_request(agent)  # the API's count of this request covers the history up to here
@@ -71,11 +72,11 @@ def after_reply(agent: "Agent", response: LLMResponse, outcome: "TurnOutcome") -
         _say_cut(agent, response, bool(calls))
         if calls:
             _run_with_cut_call(agent, response, outcome)
-            return True
+            return not outcome.stopped
         return False
     if calls:
         agent._run_tools(response, outcome)
-        return True
+        return not outcome.stopped
     return False
 
 

@@ -80,7 +80,49 @@ def check_brief(req: ApprovalRequest) -> BriefCheck:
     return BriefCheck("open", claimed)
 
 
-def _brief_parts(req: ApprovalRequest, check: BriefCheck) -> list[RenderableType]:
+LOW_RISK = re.compile(r"\b(none|no risk|nothing|low|minimal|negligible|trivial|safe|harmless|read[- ]only)\b", re.I)
+NOT_LOW = re.compile(r"\b(not|high|medium|moderate|significant|destructive|irreversib\w*|danger\w*)\b", re.I)
+DESTRUCTIVE = re.compile(r"\b(delet\w*|remov\w*|overwrit\w*|truncat\w*|shred\w*|wip\w*|eras\w*|discard\w*|"
+                         r"destroy\w*|unlink\w*|force[- ]push\w*|reset --hard)", re.I)
+
+
+def stated_risk(req: ApprovalRequest) -> str:
+    """The model's own reading of the risk (the brief's `Risk assessment:` line), on one line; "" when none."""
+    fields = brief_fields(req.request.icerc_full_text)
+    return " ".join((fields.get("risk assessment") or fields.get("risk") or "").split())
+
+
+def decisive_first(req: ApprovalRequest) -> list[str]:
+    """The policy's reasons, the decisive one first: a Dangerous verdict's come riskiest first already; among
+    reasons to confirm, a destructive one (a delete, an overwrite) leads, so a small terminal still shows it."""
+    if req.level == Level.DANGEROUS:
+        return list(req.reasons)
+    return sorted(req.reasons, key=lambda r: not DESTRUCTIVE.search(r))
+
+
+def risk_mismatch(req: ApprovalRequest) -> str | None:
+    """`brief says low risk; the command deletes files` when the brief claims low risk and the policy reads the
+    call as Dangerous, or as needing confirmation for a destructive reason (a delete, an overwrite); else None."""
+    risk = stated_risk(req)
+    low = LOW_RISK.search(risk)
+    if not low or NOT_LOW.search(risk) or DESTRUCTIVE.search(risk) or req.level == Level.SAFE:  # it owns up
+        return None
+    decisive = next((r for r in req.reasons if DESTRUCTIVE.search(r)), None)
+    if decisive is None and req.level == Level.DANGEROUS and req.reasons:
+        decisive = req.reasons[0]
+    if decisive is None:
+        return None
+    word = low.group(1).lower()
+    claim = ("no risk" if word in ("none", "no risk", "nothing") else f"it is {word}"
+             if word in ("safe", "harmless", "read-only", "read only") else f"{word} risk")
+    what = "the command" if req.preview.lexer == "bash" else "the call"
+    decisive = re.sub(r'^"[^"]*":\s*', "", decisive)  # the policy names the part of the command it judged
+    verb = decisive.split(" ", 1)[0]
+    said = f"{what} {decisive}" if verb.islower() and verb.endswith("s") else f"the policy reads: {decisive}"
+    return f"brief says {claim}; {said}"
+
+
+def _brief_parts(req: ApprovalRequest, check: BriefCheck, compact: bool = False) -> list[RenderableType]:
     brief = visible(req.request.icerc_full_text.strip())
     if check.state == "missing":
         return [Text("⚠ The model gave no ICERC brief for this call. Judge it by the action above.", style="laca.warn")]
@@ -88,9 +130,9 @@ def _brief_parts(req: ApprovalRequest, check: BriefCheck) -> list[RenderableType
     intent = " ".join((fields.get("intent") or brief).split())
     if check.state == "differs":
         claimed = " ".join(visible(check.claimed).split())
-        return [Text(f"⚠ THE MODEL'S BRIEF DOES NOT MATCH THE ACTION: it says `{claimed}`. Judge by the action above.",
-                     style="bold red"),
-                Text(brief, style="laca.brief")]
+        flag: list[RenderableType] = [Text(f"⚠ THE MODEL'S BRIEF DOES NOT MATCH THE ACTION: it says `{claimed}`. "
+                                           "Judge by the action above.", style="bold red")]
+        return flag if compact else flag + [Text(brief, style="laca.brief")]  # compact: `v` shows the brief
     if check.state == "unnamed":
         return [Text("The brief does not name this action; judge by the action above. ", style="laca.warn")
                 + Text(f"Intent: {intent}", style="laca.brief")]
@@ -100,20 +142,47 @@ def _brief_parts(req: ApprovalRequest, check: BriefCheck) -> list[RenderableType
 
 
 def _title(req: ApprovalRequest) -> str:
+    """The same for every kind of call (a command, a file, a declared tool, an MCP tool): what it is and how
+    the policy reads it; an MCP tool's server is named on the first line inside."""
     count = f" · call {req.index} of {req.total}" if req.total > 1 else ""
-    if req.server:
-        return f"[bold]Allow tool call from {visible(req.server)}?[/bold]{count}"
     return f"[bold]{visible(req.preview.title)}[/bold] · {LEVEL_WORD[req.level]}{count}"
 
 
+def _line(text: str | Text, style: str = "", compact: bool = False) -> Text:
+    """One part of the panel; `compact` keeps it to one row (cut with an ellipsis) so that a small terminal
+    still shows the action, the verdict and the decisive reason."""
+    out = Text(text, style=style) if isinstance(text, str) else text
+    if compact:
+        out.no_wrap, out.overflow = True, "ellipsis"
+    return out
+
+
+def _verdict(req: ApprovalRequest, compact: bool) -> list[RenderableType]:
+    """The policy's reading beside the model's stated risk; a brief that claims low risk for a destructive or
+    Dangerous call is flagged in red."""
+    style = LEVEL_STYLE[req.level]
+    line = Text(f"Policy: {LEVEL_WORD[req.level]}", style=f"bold {style}")
+    risk = stated_risk(req)
+    if risk:
+        from framework_core.ui.render import one_line
+
+        line.append(f"   Brief's risk: {visible(one_line(risk, 50))}", style="laca.dim")
+    parts: list[RenderableType] = [_line(line, compact=compact)]
+    mismatch = risk_mismatch(req)
+    if mismatch:
+        parts.append(_line(f"⚠ {visible(mismatch[0].upper() + mismatch[1:])}.", "bold red", compact))
+    return parts
+
+
 def approval_panel(req: ApprovalRequest, *, max_lines: int = 120, max_reasons: int = 8,
-                   wrap: bool = True) -> RenderableType:
+                   wrap: bool = True, compact: bool = False) -> RenderableType:
     style = LEVEL_STYLE[req.level]
     parts: list[RenderableType] = []
     if req.control_note:
-        parts.append(Text(f"⚠ {visible(req.control_note)}", style="bold red"))
+        parts.append(_line(f"⚠ {visible(req.control_note)}", "bold red", compact))
     if req.server:
-        parts.append(Text(f"Server: {visible(req.server)}   Tool: {visible(req.request.tool_name)}", style="laca.info"))
+        parts.append(_line(f"Server: {visible(req.server)}   Tool: {visible(req.request.tool_name)}", "laca.info",
+                           compact))
     hidden = 0
     if req.preview.body:
         body, hidden = fold_body(visible(req.preview.body), max_lines)
@@ -123,41 +192,59 @@ def approval_panel(req: ApprovalRequest, *, max_lines: int = 120, max_reasons: i
             parts.append(Text(body, no_wrap=not wrap, overflow="ellipsis"))
     if hidden or req.preview.full_body:
         more = f"… {hidden} more lines not shown here" if hidden else "Long values are folded"
-        parts.append(Text(f"{more}: v shows all of it.", style="laca.warn"))
-    for note in req.preview.notes:
-        parts.append(Text(f"• {visible(note)}", style="laca.warn"))
-    parts += _brief_parts(req, check_brief(req))
-    verdict = Text(f"Policy: {LEVEL_WORD[req.level]}", style=f"bold {style}")
-    parts.append(verdict)
-    for reason in req.reasons[:max_reasons]:  # the policy orders them riskiest first
-        parts.append(Text(f"  – {visible(reason)}", style=style))
+        parts.append(_line(f"{more}: v shows all of it.", "laca.warn", compact))
+    for note in req.preview.notes[:1] if compact else req.preview.notes:
+        parts.append(_line(f"• {visible(note)}", "laca.warn", compact))
+    brief = _brief_parts(req, check_brief(req), compact)
+    parts += [_line(p, compact=compact) if isinstance(p, Text) else p for p in brief]
+    parts += _verdict(req, compact)
+    for reason in decisive_first(req)[:max_reasons]:
+        parts.append(_line(f"  – {visible(reason)}", style, compact))
     if len(req.reasons) > max_reasons:
-        parts.append(Text(f"  … and {len(req.reasons) - max_reasons} more (v shows them all)", style=style))
+        parts.append(_line(f"  … and {len(req.reasons) - max_reasons} more (v shows them all)", style, compact))
     if req.sandbox_note:
-        parts.append(Text(f"⛶ {req.sandbox_note}", style="bold laca.warn" if req.sandbox_warn else "laca.dim"))
+        parts.append(_line(f"⛶ {req.sandbox_note}", "bold laca.warn" if req.sandbox_warn else "laca.dim", compact))
     if req.warning:
-        parts.append(Text(req.warning, style="bold laca.warn"))
+        parts.append(_line(req.warning, "bold laca.warn", compact))
     return Panel(Group(*parts), title=_title(req), title_align="left", border_style=style, expand=True)
 
 
 def fitted_panel(req: ApprovalRequest, console: Console, rows: int) -> RenderableType:
-    """The panel cut to at most `rows` terminal rows: the action's body and the reasons give way first,
-    never the title, the first lines of the action or the policy's verdict."""
-    body_lines = len((req.preview.body or "").splitlines())
-    lines, reasons = min(body_lines, 120), 8
-    panel = approval_panel(req, max_lines=lines, max_reasons=reasons)
-    for _ in range(6):
-        height = len(console.render_lines(panel, console.options, pad=False))
-        if height <= rows:
+    """The panel cut to at most `rows` terminal rows: the action's body and the reasons give way first, then
+    every secondary line is kept to one row (and the body given back the rows that frees); never the title, the
+    first lines of the action, the policy's verdict (with a risk mismatch) or the decisive reason."""
+    body_lines = min(len((req.preview.body or "").splitlines()), 120)
+
+    def build(lines: int, reasons: int, compact: bool = False) -> RenderableType:
+        return approval_panel(req, max_lines=lines, max_reasons=reasons, wrap=lines > 3 or body_lines <= 3,
+                              compact=compact)
+
+    def fits(panel: RenderableType) -> bool:
+        return len(console.render_lines(panel, console.options, pad=False)) <= rows
+
+    panel = build(body_lines, 8)
+    if fits(panel):
+        return panel
+    excess = len(console.render_lines(panel, console.options, pad=False)) - rows
+    reasons = max(2, 8 - excess)
+    for lines in (body_lines, max(3, body_lines - excess - 1), 3):  # the fold line takes a row
+        panel = build(min(lines, body_lines), reasons)
+        if fits(panel):
             return panel
-        excess = height - rows
-        if reasons > 2:
-            cut = min(reasons - 2, excess)
-            reasons, excess = reasons - cut, excess - cut
-        if excess > 0:
-            lines = max(3, min(lines, body_lines) - excess - 1)  # the fold line takes a row
-        panel = approval_panel(req, max_lines=lines, max_reasons=reasons, wrap=lines > 3 or body_lines <= 3)
-    return panel
+    low, high = min(body_lines, 3), body_lines  # compact: as many lines of the action as then fit
+    for reasons in (2, 1):
+        if not fits(build(low, reasons, True)):
+            continue
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if fits(build(mid, reasons, True)) else (low, mid - 1)
+        return build(low, reasons, True)
+    return build(min(body_lines, 3), 1, True)
+
+
+def panel_rows(question: str, height: int) -> int:
+    """The rows the panel may take on a terminal `height` rows tall: the question and its hint line stay on screen."""
+    return max(8, height - question.count("\n") - 2)
 
 
 def question_items(req: ApprovalRequest, width: int = 100) -> list[str]:
@@ -166,14 +253,15 @@ def question_items(req: ApprovalRequest, width: int = 100) -> list[str]:
 
     if req.level == Level.DANGEROUS:
         items = ["y run this DANGEROUS action once", "n no (Enter)"]
-    elif req.server:
-        items = ["y allow once", "n deny"] + (["a allow for this chat"] if req.allow_session else [])
-    else:
+    else:  # the same words, and the scope of `a` before answering, for every kind of call
         items = ["y once", "n no"]
         if req.allow_session:
             more = " (or a prefix)" if len(req.grant_options) > 1 else ""
-            room = max(16, min(60, width - 26 - len(more)))
-            items.append(f"a always, this session: {visible(one_line(req.grant_options[0].label, room))}{more}")
+            label, room = visible(req.grant_options[0].label), max(16, min(60, width - 26 - len(more)))
+            if len(label) > room and width - 6 - len(more) > room:  # the scope on a row of its own, never cut short
+                items.append(f"a always, this session:\n{one_line(label, width - 6 - len(more))}{more}")
+            else:
+                items.append(f"a always, this session: {one_line(label, room)}{more}")
     if req.remaining and req.level < Level.DANGEROUS:
         items.append(f"r yes to this and the {req.remaining} remaining that ask")
     if req.can_network:
@@ -183,7 +271,7 @@ def question_items(req: ApprovalRequest, width: int = 100) -> list[str]:
         items.append("p preview")
     if req.can_unsandbox:
         items.append("u outside the sandbox")
-    items.append("Esc no, and say why")
+    items.append("Esc stop the turn")
     return items
 
 
@@ -192,13 +280,18 @@ def question_text(req: ApprovalRequest, width: int = 100) -> str:
     head = "Run this DANGEROUS action once?" if req.level == Level.DANGEROUS else "Allow?"
     lines, line = [], head
     for item in question_items(req, width):
+        item, _, scope = item.partition("\n")  # a scope too long to share a row gets the next one to itself
         piece = f" · {item}" if line != head else f" {item}"
-        if len(line) + len(piece) > max(width - 1, 30) and line != head:
+        if line and len(line) + len(piece) > max(width - 1, 30) and line != head:
             lines.append(line)
             line = "  " + item
         else:
-            line += piece
-    lines.append(line)
+            line += piece if line else "  " + item
+        if scope:
+            lines += [line, "    " + scope]
+            line = ""
+    if line:
+        lines.append(line)
     return "\n".join(lines) + "\n› "
 
 

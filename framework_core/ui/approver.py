@@ -10,7 +10,7 @@ from rich.text import Text
 
 from framework_core.core.approval import ApprovalAnswer, ApprovalRequest, GrantOption
 from framework_core.policy.levels import Level
-from framework_core.ui.approval_view import fitted_panel, question_keys, question_text
+from framework_core.ui.approval_view import fitted_panel, panel_rows, question_keys, question_text
 from framework_core.ui.keys import DEFAULT_GUARD_S, ask_key, ask_line
 from framework_core.ui.safe_text import visible
 
@@ -27,8 +27,7 @@ class TerminalApprover:
         self._pause()
         width, height = self.console.size
         question = question_text(req, width)
-        rows = max(8, height - question.count("\n") - 2)  # the question and its hint line stay on screen
-        self.console.print(fitted_panel(req, self.console, rows))
+        self.console.print(fitted_panel(req, self.console, panel_rows(question, height)))
         dangerous = req.level == Level.DANGEROUS
         while True:
             key = ask_key(question, question_keys(req), default="n" if dangerous else None, esc="esc",
@@ -52,10 +51,14 @@ class TerminalApprover:
                 if self._confirm_unsandboxed():
                     return ApprovalAnswer("once", unsandboxed=True)
                 continue
-            if key in ("n", "esc"):
-                ask = ("What should the model do instead? (sent to it; Enter to skip): " if key == "esc"
-                       else "Why not? (optional, sent to the model; Enter to skip): ")
-                reason = ask_line(ask, **self._io)
+            if key == "esc":  # as Claude Code does: the next prompt is where the user says what to do instead
+                rest = req.total - req.index
+                after = f" and the {rest} call(s) after it" if rest else ""
+                self.console.print(Text(f"Stopped: this call{after} will not run; the turn stops here.",
+                                        style="laca.warn"))
+                return ApprovalAnswer("deny", stop=True)
+            if key == "n":
+                reason = ask_line("Why not? (optional, sent to the model; Enter to skip): ", **self._io)
                 self.console.print(Text("Declined.", style="laca.warn"))
                 return ApprovalAnswer("deny", reason=reason)
             grant = self._pick_grant(req.grant_options)

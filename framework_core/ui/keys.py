@@ -35,7 +35,7 @@ def answer_hint(choices: str, *, esc: bool = False) -> str:
     """`Type y, n or a, then Enter`: what answers the question (typing anything else does not)."""
     keys = [c for c in choices]
     listed = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " or " + keys[-1]
-    return f"Typing here does not answer: type {listed}, then Enter" + (" · Esc = no" if esc else "")
+    return f"Typing here does not answer: type {listed}, then Enter" + (" · Esc stops the turn" if esc else "")
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from framework_core.core.approval import STOPPED, STOPPED_HERE
 from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, CoreEvent,
                                    ModelRequestStarted, Notice, RetryScheduled, ToolCallFinished, ToolCallQueued,
                                    ToolCallStarted, ToolOutputChunk, TurnFinished)
@@ -24,6 +25,40 @@ STATUS_MARK = {"success": ("✓", "laca.ok"), "error": ("✗", "laca.err"), "dec
 def one_line(text: str, width: int = 100) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+RULE = re.compile(r"^rule (.+?) \((.*)\)$")
+ALLOWED = {"read-only by construction": "allowed: Safe (reads only)",
+           "reads inside the workspace": "allowed: reads a file inside the workspace",
+           "a saved output of this session": "allowed: reads a saved output of this session",
+           "configured permission: always": "allowed: the tool is configured `always`",
+           "auto · sandboxed": "allowed by auto mode · sandboxed"}
+
+
+def allowed_by(reason: str) -> str:
+    """What let a call run without a question, in the words the user set it up with: the rule and its file, the
+    session grant, the mode, or the policy's Safe reading (core/fate.py gives the reason)."""
+    import os
+
+    if reason.startswith(("you ", "dry run")):
+        return reason
+    if reason in ALLOWED:
+        return ALLOWED[reason]
+    rule = RULE.match(reason)
+    if rule:
+        name, source = rule.groups()
+        if source == "--allow":
+            return f"allowed by {name}"
+        home = os.path.expanduser("~")
+        if home not in ("", "/") and source.startswith(home + os.sep):
+            source = "~" + source[len(home):]
+        return f"allowed by rule `{name}` ({source})"
+    if reason.startswith("session grant #"):
+        return "allowed by " + reason
+    mode = re.match(r"^([\w-]+ mode): (.+)$", reason)
+    if mode:
+        return f"allowed by {mode.group(1)} ({mode.group(2)})"
+    return f"allowed: {reason}"
 
 
 class Spinner:
@@ -144,11 +179,14 @@ class EventRenderer:
         body = (ev.body or "").strip()
         if body and "\n" not in body:
             line.append("  " + visible(body), style="bold")
-        if ev.auto_approved:
-            word = "" if ev.reason.startswith(("dry run", "you ")) else "runs without asking: "
-            line.append(f"   ({word}{visible(one_line(ev.reason, 60))})" if ev.reason else "   (auto)",
-                        style="laca.dim")
-        self.console.print(line)
+        why = Text("")
+        if ev.auto_approved:  # every call that runs without a question says what allowed it
+            why = Text(f"({visible(allowed_by(ev.reason))})" if ev.reason else "(auto)", style="laca.dim")
+        if why and line.cell_len + why.cell_len + 3 > self.console.width:
+            self.console.print(line)  # its own row: the rule, grant or mode is never cut off
+            self.console.print(Text("  ") + why)
+        else:
+            self.console.print(line + Text("   ") + why if why else line)
         if body and "\n" in body and ev.title.startswith("Run command"):
             for row in body.splitlines():  # every line of what runs, never an empty title
                 self.console.print(Text("  ┆ " + visible(row), style="bold"))
@@ -246,6 +284,8 @@ class EventRenderer:
         self.spinner.stop()
         if ev.interrupted:
             self.console.print(Text("Interrupted. The conversation is intact; go on when ready.", style="laca.warn"))
+        elif ev.stopped:
+            self.console.print(Text("Stopped. Tell the model what to do instead.", style="laca.dim"))
 
 
 DRY_RUN_ROWS = 30
@@ -310,6 +350,8 @@ def summarise_result(result: ToolResult) -> str:
         return "done"
     if result.status == "dry_run":
         return "dry run: shown above, not made; nothing changed"
+    if d.get("message") in (STOPPED_HERE, STOPPED):
+        return "declined: you stopped the turn" if d["message"] == STOPPED_HERE else "not run: the turn was stopped"
     if d.get("mode") == "plan":
         return f"not run (plan mode): {one_line(str(d.get('would_run', '')), 100)}"
     return one_line(str(d.get("error_message") or d.get("message") or result.status), 160)

@@ -157,6 +157,28 @@ def test_interrupt_at_approval_answers_every_call_and_next_turn_is_accepted(rig:
     assert len(finished) == 2
 
 
+def test_esc_at_the_second_of_three_stops_the_turn_and_the_next_request_carries_three_results(rig: Rig) -> None:
+    from framework_core.core.events import TurnFinished
+
+    rig.server.enqueue(Reply(tool_calls=[bash_call("touch one.txt", "s1"), bash_call("touch two.txt", "s2"),
+                                         bash_call("touch three.txt", "s3")]))
+    rig.approver.push("y", "esc")
+    asked = len(rig.server.requests)
+    outcome = rig.agent.run_turn("three steps")
+    assert outcome.stopped and not outcome.interrupted and [e.stopped for e in rig.events
+                                                              if isinstance(e, TurnFinished)][-1]
+    assert len(rig.server.requests) == asked + 1  # no request after the stop
+    assert [s.index for s in rig.approver.seen] == [1, 2]  # the third was never asked
+    assert (rig.workspace / "one.txt").exists() and not (rig.workspace / "three.txt").exists()
+    rig.server.enqueue(Reply(text="understood"))
+    assert rig.agent.run_turn("use a temp folder instead").text == "understood"  # the provider took the history
+    results = last_results(rig)[-3:]
+    assert [r["id"] for r in results] == ["s1", "s2", "s3"] and results[0]["text"].startswith("ok")
+    assert "stopped the turn (Esc)" in results[1]["text"] and "stopped the turn (Esc)" in results[2]["text"]
+    assert all(r["text"].startswith("Not run") for r in results[1:])
+    assert is_valid(rig.agent.session.messages)
+
+
 def test_history_with_missing_result_is_rejected_by_fake(rig: Rig) -> None:
     """Our fakes enforce the real APIs' rule, so the repair tests above are meaningful."""
     import httpx2

@@ -127,14 +127,16 @@ def test_a_sentence_typed_at_the_approval_does_nothing_but_a_hint(spawn, fake_op
     child.expect_exact("Allow?")  # the question is drawn: it reads the keys from here on
     child.send("what is this?")
     child.expect_exact("Typing here does not answer")
-    child.send("\r")  # only clears the line: were it an answer, Esc would not be asked what to do instead
-    child.send("\x1b")  # Esc: no, and say why
-    child.expect_exact("What should the model do instead?")
+    child.send("\r")  # only clears the line: were it an answer, Esc would find no question to stop
+    child.send("\x1b")  # Esc: stop the turn; the next prompt is where the user says what to do instead
+    child.expect_exact("the turn stops here")
+    child.expect_exact(PROMPT)
     child.sendline("use the other file")
     child.expect_exact("after")
     assert not (workspace / "typed.txt").exists()
     tool = [m for m in fake_openai.sent_messages() if m["role"] == "tool"][-1]
-    assert "use the other file" in tool["content"]
+    assert "stopped the turn" in tool["content"]
+    assert fake_openai.sent_messages()[-1]["content"] == "use the other file"
 
 
 def test_shift_tab_cycles_the_modes_in_the_status_line(spawn, fake_openai) -> None:

@@ -57,7 +57,7 @@ def test_the_prompt_ignores_a_typed_sentence_and_takes_the_key_typed_alone() -> 
     assert ask("what is this?\ry\r") == "y"  # the 'a' in "what" saved no grant
     assert ask("read: .env\rn\r") == "n"
     assert ask("a\r") == "a"
-    assert ask("\x1b", esc="esc") == "esc"  # Esc alone: "no, and say why"
+    assert ask("\x1b", esc="esc") == "esc"  # Esc alone: stop the turn
 
 
 def test_keys_within_the_guard_time_answer_nothing_and_later_keys_do() -> None:
@@ -109,9 +109,10 @@ def test_typing_a_question_at_the_approval_saves_no_grant() -> None:
     assert answer.choice == "deny" and answer.grant is None  # type: ignore[attr-defined]
 
 
-def test_esc_declines_and_asks_what_to_do_instead() -> None:
-    answer, _ = approve(request("touch x", "Command: touch x"), "\x1buse a temp dir\r")
-    assert answer.choice == "deny" and answer.reason == "use a temp dir"  # type: ignore[attr-defined]
+def test_esc_declines_and_stops_the_turn_without_asking_why() -> None:
+    answer, out = approve(request("touch x", "Command: touch x"), "\x1b")  # no reason line: the next prompt is
+    assert (answer.choice, answer.stop, answer.reason) == ("deny", True, "")  # type: ignore[attr-defined]
+    assert "the turn stops here" in out
 
 
 def test_the_panel_leads_with_the_action_and_folds_a_brief_that_agrees() -> None:

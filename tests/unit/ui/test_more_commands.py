@@ -195,3 +195,17 @@ def test_claude_code_command_files_work_unchanged(workspace: Path, isolated_env:
     found = load_commands(workspace)
     assert found["hello"].description == "Say hello" and found["hello"].expand("Ada") == "Say hello to Ada."
     assert found["mine"].source == "user"
+
+
+def test_resume_with_a_prefix_that_fits_two_sessions_asks_for_more(repl) -> None:
+    r, buf, server = repl
+    server.enqueue(Reply(text="one"))
+    r.handle("first session")
+    r.handle("/new")
+    server.enqueue(Reply(text="two"))
+    r.handle("second session")
+    current = r.facade.session_id
+    r.handle(f"/resume {current}")
+    assert "is this session" in buf.getvalue() and r.facade.session_id == current
+    r.handle(f"/resume {current[:4]}")  # both ids start with the year
+    assert "matches 2 sessions" in buf.getvalue() and r.facade.session_id == current

@@ -75,7 +75,7 @@ def test_a_multi_line_command_is_shown_whole_and_changes_and_sandbox_notes_are_s
     result = bash_result(changes="1 folder deleted", sandbox="the sandbox gave this command no network")
     renderer(ToolCallFinished(request=request, result=result, duration_s=0.1))
     out = buf.getvalue()
-    assert "(runs without asking: session grant #1)" in out
+    assert "(allowed by session grant #1)" in out
     for row in command.splitlines():
         assert f"┆ {row}" in out
     assert "exit 0 · no output · 1 folder deleted" in out
