@@ -2,7 +2,8 @@
 
 Trusting `python tools/server.py` means trusting `tools/server.py` as it is: an MCP server's or a declared
 tool's command and arguments are read for names of files in the workspace (the program itself, a script, a
-module given to `-m`, a `--flag=path` value), and each such file's digest joins the item's own. A later change
+module given to `-m`, a `--flag=path` value; for a Python file, the modules beside it and the packages' `__init__.py`
+above it, which it imports without naming them), and each such file's digest joins the item's own. A later change
 to one of them changes the item's digest, so the item is asked about again (see framework_core/config/trust.py).
 Pure but for reading those files (never following anything but the path as the item names it; a FIFO or
 device is not read).
@@ -40,7 +41,30 @@ def run_files(argv: Iterable[Any], workspace: Path, cwd: str | None = None,
         found = digest(real)
         if found is not None:
             out.setdefault(str(real.relative_to(ws)), found)
+            if real.suffix == ".py":
+                _python_beside(real, ws, out, digest)
     return dict(sorted(out.items()))
+
+
+def _python_beside(script: Path, ws: Path, out: dict[str, str], digest: "Callable[[Path], str | None]") -> None:
+    """What a Python script imports without naming it: the modules in its own folder (sys.path[0] for a
+    script) and the `__init__.py` of each package folder above it inside the workspace (run on import), so
+    `tools/server.py` is trusted with the `tools/helper.py` it imports. Bounded by MAX_FILES."""
+    names: list[Path] = []
+    try:
+        names = sorted(p for p in script.parent.iterdir() if p.suffix == ".py" and p != script)
+    except OSError:
+        pass
+    folder = script.parent
+    while folder != ws and ws in folder.parents:
+        folder = folder.parent
+        names.append(folder / "__init__.py")
+    for path in names:
+        if len(out) >= MAX_FILES:
+            return
+        found = digest(path) if not path.is_symlink() else None
+        if found is not None:
+            out.setdefault(str(path.relative_to(ws)), found)
 
 
 def _candidates(words: list[str]) -> list[str]:

@@ -45,12 +45,32 @@ RUNS_LATER_NAMES: dict[str, str] = {
     ".envrc": "direnv runs it when you enter the folder", "AGENTS.md": "coding agents read it as instructions",
     "CLAUDE.md": "coding agents read it as instructions", "Justfile": "just runs its recipes",
     "justfile": "just runs its recipes", ".justfile": "just runs its recipes",
+    ".npmrc": "npm reads it in this folder (script-shell, node-options, git can name programs)",
+    ".yarnrc.yml": "yarn runs its yarnPath on every yarn command", ".yarnrc": "yarn runs its yarn-path",
+    ".pnpmfile.cjs": "pnpm runs its hooks on install", "rust-toolchain.toml": "rustup runs the toolchain it names",
+    "rust-toolchain": "rustup runs the toolchain it names", "Gemfile": "bundler runs it as Ruby",
+    "Rakefile": "rake runs its tasks", ".gitlab-ci.yml": "CI runs its jobs", "Jenkinsfile": "CI runs it",
+    ".mise.toml": "mise runs its hooks and tasks", "mise.toml": "mise runs its hooks and tasks",
+    "lefthook.yml": "lefthook runs its git hooks", ".dir-locals.el": "Emacs evaluates it in this folder",
+    ".exrc": "vim and neovim (exrc) run it in this folder", ".nvim.lua": "neovim (exrc) runs it in this folder",
+    ".nvimrc": "neovim (exrc) runs it in this folder", "GEMINI.md": "coding agents read it as instructions",
+    ".cursorrules": "coding agents read it as instructions", "sitecustomize.py": "Python runs it at every start",
+    "usercustomize.py": "Python runs it at every start", "pytest.ini": "pytest loads the plugins it names",
+    ".bazelrc": "bazel reads it as options", "gradle-wrapper.properties": "gradlew downloads and runs what it names",
+    "maven-wrapper.properties": "mvnw downloads and runs what it names",
 }
 RUNS_LATER_PARTS: dict[tuple[str, ...], str] = {
     (".vscode", "tasks.json"): "VS Code runs its tasks", (".vscode", "launch.json"): "VS Code runs it to debug",
     (".vscode", "settings.json"): "VS Code settings can name programs it runs",
+    (".cargo", "config.toml"): "cargo runs the runners, wrappers and aliases it names",
+    (".cargo", "config"): "cargo runs the runners, wrappers and aliases it names",
+    (".circleci", "config.yml"): "CI runs its jobs", (".mvn", "extensions.xml"): "maven loads the extensions it names",
+    (".mvn", "jvm.config"): "maven passes it to java", (".devcontainer", "devcontainer.json"): "editors run its "
+    "commands when the folder is opened in a container",
+    (".github", "copilot-instructions.md"): "coding agents read it as instructions",
 }
-RUNS_LATER_DIRS: dict[str, str] = {".github/workflows": "CI runs its workflows", ".husky": "husky runs its git hooks"}
+RUNS_LATER_DIRS: dict[str, str] = {".github/workflows": "CI runs its workflows", ".husky": "husky runs its git hooks",
+                                   ".cursor/rules": "coding agents read them as instructions"}
 
 #: Files directly in a git directory that git keeps as data.
 GIT_DATA_FILES = frozenset({"HEAD", "index", "packed-refs", "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG",
@@ -126,7 +146,11 @@ class Gate:
         at = (rel + "/") if rel else ""
         if t.kind(at + "HEAD") not in ("file", "symlink"):
             return False
-        return t.kind(at + "commondir") == "file" or (t.kind(at + "objects") == "dir" and t.kind(at + "refs") == "dir")
+        if t.kind(at + "commondir") == "file":
+            return True
+        # git asks only that `objects` and `refs` can be entered (access X_OK, through symlinks): a symlink to a
+        # folder, or even an executable file, passes. Any node there counts, so no such shape slips past.
+        return t.kind(at + "objects") != "absent" and t.kind(at + "refs") != "absent"
 
     def _git_chain(self, rel: str) -> list[str]:
         """The git directories above `rel`, outermost first, each nested one only where git nests them.

@@ -126,7 +126,7 @@ def home_mounts(allow: HomeAllow, home: Path, cache_root: Path | None) -> HomeVi
             if os.path.exists(match) and _leads_to_allowed(target, real_home, allow.toolchains):
                 mounts.append(HomeMount("ro", Path(match).relative_to(home).as_posix(), target))
     listed = {m.rel for m in mounts}
-    queue = [(entry.path, entry.kind) for entry in allow.config]
+    queue = [(rel, entry.kind) for entry in allow.config for rel in _matches(entry.path, home)]
     while queue and len(mounts) < 200:
         rel, kind = queue.pop(0)
         real = home / rel
@@ -141,6 +141,14 @@ def home_mounts(allow: HomeAllow, home: Path, cache_root: Path | None) -> HomeVi
         for rel in allow.caches:
             mounts.append(HomeMount("rw", rel, str(cache_root / cache_folder(rel))))
     return HomeView(str(home), tuple(mounts), allow.quiet)
+
+
+def _matches(rel: str, home: Path) -> list[str]:
+    """A config entry's paths: itself, or for a pattern (`.nvm/versions/node/*/etc/npmrc`, a global config inside
+    a toolchain shown read-only) each file it matches, relative to the home."""
+    if not glob.has_magic(rel):
+        return [rel]
+    return [Path(m).relative_to(home).as_posix() for m in sorted(glob.glob(str(home / rel)))]
 
 
 def cache_folder(rel: str) -> str:

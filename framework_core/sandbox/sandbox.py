@@ -188,7 +188,8 @@ class Sandbox:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
         a command, with the workspace read-only, or with `write` writable in place (a server's changes cannot
         wait for it to exit: no overlay, no undo; the trust question says so), the same home as a command's
-        (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches), the folders of its
+        (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches; the servers' own caches,
+        which commands cannot write), the folders of its
         `roots:` setting with the workspace's access (see `_root_mounts`), and the network unless the server's
         settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
@@ -206,7 +207,8 @@ class Sandbox:
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), reexposed=_reexposed(self.home),
                            masks=self._secret_masks(self._runtime_dir())[1],
-                           **self._root_mounts(self._home_plan(self._home_view(), ""), roots, writable))
+                           **self._root_mounts(self._home_plan(self._home_view(servers=True), ""), roots,
+                                               writable))
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
         if filter_file is None:
             return tuple(argv)
@@ -305,24 +307,30 @@ class Sandbox:
             self.home_allow = load_allow()
         return self.home_allow
 
-    def _home_view(self) -> HomeView | None:
-        """The home's mounts (sanitised copies written, caches created), reused for CACHE_S."""
+    def _home_view(self, servers: bool = False) -> HomeView | None:
+        """The home's mounts (sanitised copies written, caches created), reused for CACHE_S. Servers get caches
+        of their own: a command (no network, no secret) could otherwise plant code in the npx or uv cache that
+        the next `npx -y`/`uvx` server start runs with the network and the server's `env:`."""
         from framework_core.sandbox.home import ensure_caches, write_config_copies
 
         home = self._home_real()
         if home is None:
             return None
         now = time.monotonic()
-        cached = self._cache.get("home")
+        key = "home-servers" if servers else "home"
+        cached = self._cache.get(key)
         if cached is not None and now - cached[0] <= CACHE_S:
             return cached[1]
-        view = ensure_caches(home_mounts(self.allowlist(), Path(home), self._cache_root()))
+        root = self._cache_root()
+        if servers and root is not None:
+            root = root.with_name(root.name + "-servers")
+        view = ensure_caches(home_mounts(self.allowlist(), Path(home), root))
         copies_dir = self._runtime_dir() / "home-config"
         copies_dir.mkdir(exist_ok=True)
         copies = write_config_copies(view, copies_dir)
         view = HomeView(view.home, tuple(m if m.kind != "file" else type(m)("file", m.rel, copies[m.rel], m.sanitiser)
                                          for m in view.mounts if m.kind != "file" or m.rel in copies), view.quiet)
-        self._cache["home"] = (now, view)
+        self._cache[key] = (now, view)
         return view
 
     def _cache_root(self) -> Path | None:

@@ -17,6 +17,11 @@ GIT_SECRET_KEY = re.compile(r"token|pass|secret|auth|cookie", re.I)  # sendemail
 REMOVED = "# (removed by LACA's sandbox: credentials are not shown to commands)"
 
 
+#: A token carried in a URL's path: anaconda.org channels and private conda mirrors (`https://host/t/TOKEN/chan`);
+#: removed from the `urls` kind only (a git remote `https://github.com/t/repo` is an organisation named t).
+PATH_TOKEN = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/\s\"']+)/t/[^/\s\"']+", re.I)
+
+
 def strip_userinfo(text: str) -> str:
     """`https://user:token@host/x` -> `https://host/x`."""
     return USERINFO.sub(lambda m: m.group("scheme"), text)
@@ -94,12 +99,13 @@ def cargo(text: str) -> str:
 
 
 def urls(text: str) -> str:
-    """pip.conf, uv.toml, .condarc: URL userinfo removed, and any key naming a token or password dropped."""
+    """pip.conf, uv.toml, .condarc: URL userinfo and `/t/TOKEN` path segments removed, and any key naming a token
+    or password dropped."""
     out: list[str] = []
     for line in text.splitlines():
         key = re.split(r"\s*[=:]", line.strip(), maxsplit=1)[0]
         out.append(REMOVED if key and not key.startswith(("#", ";", "[")) and SECRETISH.search(key)
-                   else strip_userinfo(line))
+                   else PATH_TOKEN.sub(lambda m: m.group("head"), strip_userinfo(line)))
     return "\n".join(out) + "\n"
 
 

@@ -98,12 +98,18 @@ def test_a_sandboxed_server_gets_the_commands_home_and_environment(monkeypatch) 
         assert mgr.wait_ready(60) == [], mgr.status()
         result = mgr.call("probe", "home_probe", {"secret": str(home / ".config/sometool/token")})
         text = str(result)
+        # what a command left in its caches (a planted npx package) is not in the server's
+        (cache / ".npm" / "_npx").mkdir(parents=True, exist_ok=True)
+        (cache / ".npm" / "_npx" / "planted.js").write_text("PLANTED-BY-A-COMMAND")
+        planted = str(mgr.call("probe", "home_probe", {"secret": str(home / ".npm/_npx/planted.js")}))
     finally:
         mgr.close()
         sandbox.close()
     try:
         assert ".cache/probe/x=written" in text and ".npm/_cacache/x=written" in text, text
-        assert (cache / ".cache" / "probe" / "x").read_text() == "cached"  # LACA's own cache, not the home's
+        servers_cache = cache.with_name("cache-servers")  # LACA's own, and not the commands' caches
+        assert (servers_cache / ".cache" / "probe" / "x").read_text() == "cached"
+        assert "PLANTED-BY-A-COMMAND" not in planted and "secret=unreadable" in planted
         assert not (home / ".cache").exists() and not (home / ".npm").exists()
         assert "SOMETOOL-SECRET" not in text and "secret=unreadable" in text
         assert "MY_SERVICE_PASS" not in text and "hunter2" not in text

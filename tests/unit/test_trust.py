@@ -6,6 +6,8 @@ import json
 from io import StringIO
 from pathlib import Path
 
+import pytest
+
 from rich.console import Console
 
 from framework_core.config.load import Overrides, load_config
@@ -153,6 +155,22 @@ def test_a_change_to_the_script_a_trusted_server_runs_asks_again(untrusted_works
     Console(file=out, width=200).print(trust_panel(ws, pending))
     text = out.getvalue()
     assert "runs workspace file tools/server.py" in text and "Changed since you trusted" in text
+
+
+@pytest.mark.parametrize("changed", ["pkg/tools/helper.py", "pkg/__init__.py"])
+def test_a_change_to_a_module_the_trusted_script_imports_asks_again(changed: str, untrusted_workspace: Path) -> None:
+    """The script imports what it does not name: a module beside it, the packages above it."""
+    ws = untrusted_workspace
+    (ws / "pkg" / "tools").mkdir(parents=True)
+    (ws / "pkg" / "__init__.py").write_text("")
+    (ws / "pkg" / "tools" / "server.py").write_text("import helper\n")
+    (ws / "pkg" / "tools" / "helper.py").write_text("print('as trusted')\n")
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"srv": {"command": "python3",
+                                                                      "args": ["pkg/tools/server.py"]}}}))
+    assert "srv" in mcp_servers(load_config(ws, Overrides(trust=True)))
+    assert "srv" in mcp_servers(load_config(ws, Overrides()))
+    (ws / changed).write_text("import os  # an approved command rewrote it\n")
+    assert "srv" not in mcp_servers(load_config(ws, Overrides()))
 
 
 def test_a_declared_tool_is_trusted_with_the_script_it_runs(untrusted_workspace: Path) -> None:

@@ -118,6 +118,15 @@ def test_new_and_nested_repositories_are_found_as_git_finds_them() -> None:
     assert verdict(entries, "notrepo/config") == "data"  # no HEAD, objects and refs: git does not read it
 
 
+@pytest.mark.parametrize("objects, refs", [("->../realobjs", None), (None, "->../realrefs"), (b"x", b"x")])
+def test_a_repository_whose_objects_or_refs_are_not_plain_folders_is_still_found(objects, refs) -> None:
+    """git takes a folder with HEAD for a (bare) repository when it can enter `objects` and `refs`, symlinks
+    followed: `src/objects -> ../realobjs` made `src/config` (core.pager) land, and `git log` in src ran it."""
+    entries = {"src/HEAD": b"ref: refs/heads/main\n", "src/objects": objects, "src/refs": refs,
+               "src/config": b"[core]\n\tpager = evil\n", "src/hooks/post-update": b"x", "realobjs": None}
+    assert verdict(entries, "src/config") == "control" and verdict(entries, "src/hooks/post-update") == "control"
+
+
 def test_a_git_file_and_commondir_land_only_pointing_into_the_repositorys_own_modules_or_worktrees() -> None:
     base = {**repo(), ".git/modules/sub/HEAD": b"x", ".git/modules/sub/objects": None,
             ".git/modules/sub/refs": None, ".git/worktrees/w/HEAD": b"x",
@@ -161,6 +170,14 @@ def test_laca_files_and_protected_paths_are_control_and_tools_files_run_later() 
                 ".vscode/tasks.json", ".husky/pre-commit"):
         assert verdict(entries, rel) == "runs_later", rel
     assert verdict(entries, "src/a.py") == "data" and verdict(entries, ".github/workflows") == "data"
+
+
+@pytest.mark.parametrize("rel", [".npmrc", "web/.yarnrc.yml", ".cargo/config.toml", "rust-toolchain.toml", "Gemfile",
+                                 ".gitlab-ci.yml", ".circleci/config.yml", ".dir-locals.el", ".nvim.lua", ".exrc",
+                                 "GEMINI.md", ".cursor/rules/x.mdc", "lib/sitecustomize.py",
+                                 "gradle/wrapper/gradle-wrapper.properties", ".devcontainer/devcontainer.json"])
+def test_package_manager_ci_and_editor_files_that_run_code_are_named_as_running_later(rel: str) -> None:
+    assert verdict({rel: b"x"}, rel) == "runs_later"
 
 
 def test_a_tree_1200_levels_deep_is_judged_without_recursion() -> None:

@@ -10,7 +10,7 @@ from framework_core.config.load import Overrides, load_config
 from framework_core.errors import ConfigError
 from framework_core.sandbox import sanitise
 from framework_core.sandbox.denials import explain
-from framework_core.sandbox.home import HomeAllow, home_mounts, home_writes, load_allow
+from framework_core.sandbox.home import HomeAllow, home_mounts, home_writes, load_allow, write_config_copies
 from framework_core.sandbox.plan import HomeBind, SandboxPlan, bwrap_argv
 from framework_core.sandbox.probe import probe
 
@@ -112,6 +112,8 @@ def test_npmrc_cargo_and_pip_lose_tokens_and_userinfo() -> None:
     assert not any(s in cargo for s in ("abc", "cargo:token", "u:p", '"x"'))
     pip = sanitise.urls("[global]\nindex-url = https://user:pw@pypi.example/simple\n")
     assert "index-url = https://pypi.example/simple" in pip
+    conda = sanitise.urls("channels:\n  - https://conda.anaconda.org/t/tk-abc123/private\n  - conda-forge\n")
+    assert "https://conda.anaconda.org/private" in conda and "tk-abc123" not in conda  # a token in the path
 
 
 def test_what_a_command_wrote_in_its_home_is_found_apart_from_the_mount_points(tmp_path: Path) -> None:
@@ -178,6 +180,25 @@ def test_files_a_gitconfig_includes_or_names_are_shown_too(tmp_path: Path) -> No
     assert kinds[".gitconfig.local"] == ("file", "git")
     assert kinds[".gitignore_mine"][0] == "ro" and kinds[".gitmessage"][0] == "ro"
     assert not any("elsewhere" in rel for rel in kinds)  # outside the home: visible anyway, nothing to mount
+
+
+def test_global_configs_inside_toolchains_are_copied_on_top_without_credentials(tmp_path: Path) -> None:
+    """npm's `--global` config lives in the node install (nvm: `.nvm/versions/node/V/etc/npmrc`), conda's in its
+    install folder: shown read-only with the toolchain, so each gets a sanitised copy mounted after it."""
+    home = tmp_path / "h"
+    npmrc = home / ".nvm" / "versions" / "node" / "v20.1.0" / "etc" / "npmrc"
+    npmrc.parent.mkdir(parents=True)
+    npmrc.write_text("//registry.npmjs.org/:_authToken=GLOBAL\n")
+    (home / "miniconda3").mkdir()
+    (home / "miniconda3" / ".condarc").write_text("channels:\n  - https://conda.anaconda.org/t/TK/x\n")
+    allow = load_allow()
+    view = home_mounts(HomeAllow(toolchains=allow.toolchains, config=allow.config), home, None)
+    order = [(m.kind, m.rel) for m in view.mounts]
+    rel = ".nvm/versions/node/v20.1.0/etc/npmrc"
+    assert order.index(("file", rel)) > order.index(("ro", ".nvm"))
+    assert ("file", "miniconda3/.condarc") in order
+    copies = write_config_copies(view, tmp_path)
+    assert "GLOBAL" not in Path(copies[rel]).read_text() and "TK" not in Path(copies["miniconda3/.condarc"]).read_text()
 
 
 @pytest.mark.skipif(not probe().available, reason="no sandbox on this machine: doctor stops before the home")
