@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def server(marker: str) -> dict:
-    # a real MCP server; the shell leaves a marker in the workspace when (and only when) it is started
-    return {"mcpServers": {"clock": {"command": "sh", "args": [
+    # a real MCP server; the shell leaves a marker in the workspace when (and only when) it is started (servers
+    # see the workspace read-only unless their entry says `workspace: write`)
+    return {"mcpServers": {"clock": {"command": "sh", "workspace": "write", "args": [
         "-c", f"touch {marker}; exec {sys.executable} -m mcp_server_time"]}}}
 
 
