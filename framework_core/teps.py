@@ -287,7 +287,8 @@ class TEPSEngine:
             return None
         from framework_core.sandbox.control import control_reason
 
-        return control_reason(Path(preview.path), self.workspace, self.sandbox.protected_extra)
+        return control_reason(Path(preview.path), self.workspace, self.sandbox.protected_extra,
+                              self.sandbox.home_links())
 
     def sandbox_note(self, prep: _Prepared) -> tuple[str, bool]:
         """(what the sandbox will allow this call, whether that deserves a warning) for the approval panel."""

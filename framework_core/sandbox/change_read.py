@@ -17,7 +17,7 @@ from framework_core.sandbox.overlay_view import AfterTree, adopted_control
 
 
 def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (), mounted: Iterable[str] = (),
-                 max_bytes: int = 0) -> ChangeSet:
+                 max_bytes: int = 0, reasons: dict[str, str] | None = None) -> ChangeSet:
     """Walk the upper directory of an overlay of `workspace` and judge each change (`gate.py`): data and what
     runs later land, control paths do not. `protected` are the user's control paths (sandbox.protected_paths),
     `mounted` the control paths bubblewrap bound read-only (an empty one of them that did not exist is a
@@ -28,7 +28,7 @@ def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (),
     tree = AfterTree(Path(upper), Path(workspace))
     sizes: dict[str, int] = {}
     raw = _scan(cs, str(upper), tree.fresh, sizes)
-    gate = Gate(tree, str(workspace), user)
+    gate = Gate(tree, str(workspace), user, dict(reasons or {}))
     dropped: list[str] = []
     for change in raw:
         rel = change.rel_path

@@ -32,11 +32,11 @@ from framework_core.wording import plural
 
 # ---- reading (sandbox/change_read.py) ----------------------------------------------------------------
 def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (), mounted: Iterable[str] = (),
-                 max_bytes: int = 0) -> ChangeSet:
+                 max_bytes: int = 0, reasons: dict[str, str] | None = None) -> ChangeSet:
     """Walk the upper directory of an overlay of `workspace` and judge each change; see `change_read.py`."""
     from framework_core.sandbox.change_read import read_changes as read
 
-    return read(upper, workspace, protected=protected, mounted=mounted, max_bytes=max_bytes)
+    return read(upper, workspace, protected=protected, mounted=mounted, max_bytes=max_bytes, reasons=reasons)
 
 
 # ---- applying -----------------------------------------------------------------------------------------

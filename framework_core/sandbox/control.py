@@ -77,7 +77,8 @@ def control_paths(workspace: Path, extra: tuple[str, ...] | list[str] = ()) -> l
     return out
 
 
-def control_reason(path: Path, workspace: Path, extra: tuple[str, ...] | list[str] = ()) -> str | None:
+def control_reason(path: Path, workspace: Path, extra: tuple[str, ...] | list[str] = (),
+                   reasons: dict[str, str] | None = None) -> str | None:
     """Why writing the file `path` (absolute, resolved) would touch a control path, or None: the gate's
     judgement of that one write, the file's future contents unknown (so any git config or pointer is control)."""
     try:
@@ -87,8 +88,8 @@ def control_reason(path: Path, workspace: Path, extra: tuple[str, ...] | list[st
     if rel in ("", "."):
         return None
     tree = _PlannedWrite(workspace, rel)
-    prot = tuple(p.strip("/") for p in extra if p.strip("/"))
-    judged = Gate(tree, str(workspace), prot).judge(rel)
+    prot = tuple(p.strip("/") for p in [*extra, *(reasons or {})] if p.strip("/"))
+    judged = Gate(tree, str(workspace), prot, dict(reasons or {})).judge(rel)
     return judged.reason if judged.verdict == "control" else None
 
 

@@ -110,6 +110,7 @@ class Gate:
     tree: Tree
     workspace: str  # absolute: gitdir lines and commondir may name absolute paths
     protected: tuple[str, ...] = ()  # the user's sandbox.protected_paths, relative
+    reasons: dict[str, str] = field(default_factory=dict)  # why a protected path is one, when not the user's list
     _git: dict[str, bool] = field(default_factory=dict)
     _chains: dict[str, list[str]] = field(default_factory=dict)
 
@@ -119,7 +120,7 @@ class Gate:
             return Judged(rel, "control", LACA_FILES[parts[0]])
         for p in self.protected:
             if rel == p or rel.startswith(p + "/"):
-                return Judged(rel, "control", "listed in sandbox.protected_paths")
+                return Judged(rel, "control", self.reasons.get(p, "listed in sandbox.protected_paths"))
         chain = self._git_chain(rel)
         if chain:
             return self._in_git(rel, chain)

@@ -24,6 +24,7 @@ from framework_core.sandbox.gate import Gate
 from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, load_allow
+from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, sanitised_copy, workspace_secrets
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
@@ -264,6 +265,17 @@ class Sandbox:
             copy = sanitised_copy(self.workspace, s, scratch) if s.sanitiser else None
             masks.append((str(copy) if copy is not None else "/dev/null", target))
         return secrets, tuple(masks)
+
+    def home_links(self) -> dict[str, str]:
+        """Workspace files the home links to (a dotfiles repository: `~/.bashrc -> <workspace>/bashrc`): your
+        shell or another tool runs them from the home, outside the sandbox, so a command's change to them is a
+        control path, not data. Found from the home's own links (positive knowledge), rescanned every CACHE_S."""
+        now = time.monotonic()
+        cached = self._cache.get("home_links")
+        if cached is None or now - cached[0] > CACHE_S:
+            cached = (now, home_links(self.home, self.workspace))
+            self._cache["home_links"] = cached
+        return dict(cached[1])
 
     def _controls(self) -> tuple[ControlPath, ...]:
         """Control paths, rescanned at most every CACHE_S: the scan walks the workspace for nested repositories.

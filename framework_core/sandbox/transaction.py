@@ -101,8 +101,10 @@ class SandboxTransaction:
         assert launch.upper is not None
         sandbox = self.sandbox
         try:
-            cs = read_changes(launch.upper, sandbox.workspace, protected=sandbox.protected_extra,
-                              mounted=[c.rel for c in launch.protected], max_bytes=sandbox.max_apply_bytes)
+            linked = sandbox.home_links()
+            cs = read_changes(launch.upper, sandbox.workspace, protected=(*sandbox.protected_extra, *linked),
+                              mounted=[c.rel for c in launch.protected], max_bytes=sandbox.max_apply_bytes,
+                              reasons=linked)
         except ChangeSetError as exc:
             return Landed(f"nothing applied: {exc}", applied=False)
         except OSError as exc:

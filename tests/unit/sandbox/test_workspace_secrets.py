@@ -84,3 +84,16 @@ def test_a_file_the_user_made_visible_is_shown(base: Path) -> None:
     teps = engine(base, answers=1, visible=(".env",))
     out = bash(teps, "cat .env config/prod.key")
     assert "ENV-SECRET" in out["stdout"] and "KEY-SECRET" not in out["stdout"]
+
+
+def test_a_dotfiles_workspace_keeps_what_the_home_runs_from_commands(base: Path) -> None:
+    """`~/.bashrc -> <workspace>/bashrc`: a command's change to it does not land, even in auto mode; the rest
+    of the workspace is ordinary data."""
+    ws = (base / "ws").resolve()
+    (ws / "bashrc").write_text("alias ll='ls -l'\n")
+    (base / "home" / ".bashrc").symlink_to(ws / "bashrc")
+    teps = engine(base, answers=1)
+    out = bash(teps, "echo 'touch /tmp/pwned' >> bashrc; echo notes > notes.txt")
+    assert (ws / "bashrc").read_text() == "alias ll='ls -l'\n"
+    assert (ws / "notes.txt").read_text() == "notes\n"
+    assert "your home links ~/.bashrc here" in out["sandbox"], out
