@@ -180,7 +180,9 @@ class Sandbox:
                 known = {c.rel for c in controls}
                 made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
                         if c.rel not in known]
-                launch.dropped.extend(_remove_created(missing + made, self.workspace, self.protected_extra))
+                made += [self.workspace / rel for rel in _changed_since(self.workspace, launch.started_ns)]
+                launch.dropped.extend(_remove_created(list(dict.fromkeys(missing + made)), self.workspace,
+                                                      self.protected_extra))
             if mode != "overlay":
                 drop(scratch)
 
@@ -438,6 +440,37 @@ def _run_dirs() -> tuple[str, ...]:
     """/run, and /var/run where it is a folder of its own rather than a link to /run."""
     extra = ("/var/run",) if os.path.isdir("/var/run") and not os.path.islink("/var/run") else ()
     return ("/run", *extra)
+
+
+def _changed_since(workspace: Path, started_ns: int) -> list[str]:
+    """Direct-write mode has no overlay to read a change set from: the files (never folders: a folder changes
+    when anything in it does) a command made or changed, newer than its start, found by a bounded walk, so that
+    the gate judges each as it judges an overlay's (a `.git` file, a `commondir`, a new repository's config
+    pointing elsewhere, a hook)."""
+    from framework_core.sandbox.control import SCAN_MAX_DIRS
+
+    out: list[str] = []
+    stack: list[str] = [""]
+    seen = 0
+    while stack and seen < SCAN_MAX_DIRS * 4:
+        rel_dir = stack.pop()
+        seen += 1
+        try:
+            entries = list(os.scandir(workspace / rel_dir if rel_dir else workspace))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in ("node_modules", ".venv", "objects"):
+                    stack.append(rel)
+            elif max(st.st_mtime_ns, st.st_ctime_ns) > started_ns:
+                out.append(rel)
+    return sorted(out, key=lambda r: (r.count("/"), r))
 
 
 def _remove_created(paths: list[Path], workspace: Path, protected: tuple[str, ...] = ()) -> list[str]:

@@ -97,3 +97,24 @@ def test_a_dotfiles_workspace_keeps_what_the_home_runs_from_commands(base: Path)
     assert (ws / "bashrc").read_text() == "alias ll='ls -l'\n"
     assert (ws / "notes.txt").read_text() == "notes\n"
     assert "your home links ~/.bashrc here" in out["sandbox"], out
+
+
+def test_without_an_overlay_git_redirections_made_by_a_command_are_removed(base: Path) -> None:
+    """Direct-write mode (no overlay): the files a command made are judged by the same gate afterwards."""
+    import subprocess
+
+    ws = (base / "ws").resolve()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "vendor" / "lib" / ".git" / "hooks").mkdir(parents=True)
+    (ws / "vendor" / "lib" / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")  # the user's own, kept
+    sandbox = Sandbox("workspace-write", ws, home=base / "home", cache_root=base / "cache", use_overlay=False)
+    env = {"PATH": os.environ["PATH"], "HOME": str(base / "home"), "LANG": "C.UTF-8"}
+    teps = TEPSEngine({}, workspace=ws, approver=ScriptedApprover(["y"]), env=env, sandbox=sandbox,
+                      policy=PolicyState(rules=RuleSet(), allow_dangerous=True))
+    out = bash(teps, "python3 -c \"import os; open('.git/commondir','w').write('../evil'); os.makedirs('inner', "
+                     "exist_ok=True); open('inner/.git','w').write('gitdir: ../x'); open('vendor/new.txt','w')"
+                     ".write('data')\"")
+    assert out["exit_code"] == 0, out
+    assert not (ws / ".git" / "commondir").exists() and not (ws / "inner" / ".git").exists()
+    assert (ws / "vendor" / "new.txt").read_text() == "data"
+    assert (ws / "vendor" / "lib" / ".git" / "hooks" / "pre-commit").exists()
