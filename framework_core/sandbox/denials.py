@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from framework_core.sandbox.home import instead
+
 if TYPE_CHECKING:
     from framework_core.sandbox.home import HomeView
 
@@ -74,7 +76,8 @@ def _home(stderr: str, home: "HomeView", exists: Callable[[str], bool]) -> list[
     read_only: list[str] = []
     shown_ro = home.shown("ro") + home.shown("file")
     for line in stderr.splitlines():
-        missing, ro = bool(MISSING.search(line)), bool(READ_ONLY.search(line))
+        # a sanitised copy is a read-only file: writing it says "Permission denied" before "Read-only file system"
+        missing, ro = bool(MISSING.search(line)), bool(READ_ONLY.search(line) or "Permission denied" in line)
         if not (missing or ro):
             continue
         for match in re.finditer(r"(?:~/|" + re.escape(root) + r")[^\s'\"`:,)]*", line):
@@ -97,7 +100,8 @@ def _home(stderr: str, home: "HomeView", exists: Callable[[str], bool]) -> list[
         names = ", ".join("~/" + r for r in dict.fromkeys(read_only))
         notes.append(f"shown read-only inside the sandbox: {names} (a toolchain, or a copy of configuration "
                      "without credentials); the user can change it outside LACA. Caches such as ~/.cache and "
-                     "~/.npm are writable (sandbox.home_caches adds one).")
+                     "~/.npm are writable (sandbox.home_caches adds one)."
+                     + "".join(f" Instead: {h}." for h in instead(dict.fromkeys(read_only))))
     return notes
 
 

@@ -23,7 +23,7 @@ from framework_core.sandbox.environment import PROXY
 from framework_core.sandbox.gate import Gate
 from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import HOME_SECRETS, hidden_paths
-from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, load_allow
+from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, instead, load_allow
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 
@@ -334,8 +334,9 @@ def _home_written_note(paths: list[str]) -> list[str]:
     if not paths:
         return []
     shown = ", ".join("~/" + p for p in paths[:6]) + (" and more" if len(paths) > 6 else "")
+    hints = "".join(f"; instead: {h}" for h in instead(paths))
     return [f"written to the home, not kept: {shown} (inside the sandbox the home is thrown away after each "
-            "command; only LACA's caches such as ~/.cache and ~/.npm persist; sandbox.home_caches adds one)"]
+            f"command; only LACA's caches such as ~/.cache and ~/.npm persist; sandbox.home_caches adds one){hints}"]
 
 
 def _reexposed(home: Path | None = None) -> tuple[str, ...]:

@@ -244,6 +244,18 @@ def test_writes_elsewhere_in_the_home_are_said_not_kept(base: Path, home: Path) 
     assert not (home / ".somerc").exists()
 
 
+def test_a_home_config_write_not_kept_says_where_it_could_go_instead(base: Path, home: Path) -> None:
+    ws = base / "ws"
+    ws.mkdir()
+    out = bash(engine(ws, home, base / "cache", answers=1), "echo fund=false >> ~/.npmrc")
+    assert "read-only" in out["sandbox"] and "npm config set --location=project" in out["sandbox"], out
+    (home / ".npmrc").unlink()  # a user without one: npm config set makes it
+    out = bash(engine(ws, home, base / "cache", answers=1), "echo fund=false >> ~/.npmrc")
+    assert "not kept" in out["sandbox"] and "~/.npmrc" in out["sandbox"], out
+    assert "npm config set --location=project" in out["sandbox"], out
+    assert not (home / ".npmrc").exists()
+
+
 def test_a_workspace_that_is_the_home_runs_commands_read_only(base: Path, home: Path) -> None:
     teps = engine(home, home, base / "cache", answers=1)
     sandbox = teps.sandbox
