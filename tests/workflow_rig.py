@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The user's Rust toolchains (rustup's proxies find them through $HOME, which the runs replace).
+RUSTUP_HOME = os.environ.get("RUSTUP_HOME") or os.path.expanduser("~/.rustup")
 GITCONFIG = "[user]\n\tname = Work Flow\n\temail = workflow@example.invalid\n[init]\n\tdefaultBranch = main\n"
 
 
@@ -32,6 +34,7 @@ class Workflow:
     folder: str  # the workflow's own folder in the workspace
     commands: tuple[str, ...]  # each one model reply, run with the workspace as working directory
     network: bool = False  # needs a registry
+    network_steps: tuple[int, ...] = (0,)  # which commands need it (when `network`)
     needs: tuple[str, ...] = ()  # programs that must exist on the machine
 
 
@@ -72,7 +75,8 @@ def _git(cwd: Path, *args: str, home: Path) -> None:
 def _base_env(home: Path) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL")) and not
             k.startswith(("GIT_", "XDG_", "VIRTUAL_ENV", "npm_"))}
-    return {**keep, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+    rust = {"RUSTUP_HOME": RUSTUP_HOME} if os.path.isdir(RUSTUP_HOME) else {}
+    return {**keep, **rust, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CACHE_HOME": str(home / ".cache")}
 
 
@@ -201,9 +205,20 @@ def _archive(path: Path) -> str:
         return f"unreadable archive: {e}"
 
 
+def _zip(path: Path) -> str:
+    """A wheel or zip by its members (names and contents), not its bytes (which hold the files' times)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return repr(sorted((i.filename, hashlib.sha256(RECORD_HASH.sub(b",", z.read(i))).hexdigest()[:16])
+                               for i in z.infolist()))
+    except (zipfile.BadZipFile, OSError) as e:
+        return f"unreadable zip: {e}"
+
+
 def snapshot(folder: Path, roots: dict[str, str], home: Path) -> State:
-    """Contents, modes and symlink targets, with the run's own absolute paths replaced by marks; compiled Python
-    by presence only (it holds source times); git repositories by what git says, not their raw files."""
+    """Contents, modes and symlink targets, with the run's own absolute paths replaced by marks; compiled Python and
+    cargo's target/ by presence only (they hold source times and build paths); archives by their members; git
+    repositories by what git says, not their raw files."""
     state = State()
     if not folder.exists():
         return state
@@ -215,16 +230,20 @@ def snapshot(folder: Path, roots: dict[str, str], home: Path) -> State:
         for name in sorted(dirnames) + sorted(filenames):
             p = base / name
             rel = p.relative_to(folder).as_posix()
+            if rel.startswith("target/") and "/incremental/" in rel + "/":
+                continue  # cargo's incremental sessions: named at random on every build, direct or not
             st = p.lstat()
             mode = stat.S_IMODE(st.st_mode)
             if stat.S_ISLNK(st.st_mode):
                 state.files[rel] = "link " + _normal(os.readlink(p).encode(), roots).decode()
             elif stat.S_ISDIR(st.st_mode):
                 state.files[rel] = f"{mode:o} dir"
-            elif name.endswith(".pyc"):
-                state.files[rel] = f"{mode:o} pyc"
+            elif name.endswith(".pyc") or rel.startswith("target/"):
+                state.files[rel] = f"{mode:o} built"  # holds source times, or the build's own paths in debug info
             elif name.endswith((".tgz", ".tar", ".tar.gz")):
                 state.files[rel] = f"{mode:o} {_archive(p)}"
+            elif name.endswith((".whl", ".zip")):
+                state.files[rel] = f"{mode:o} {_zip(p)}"
             else:
                 data = _normal(p.read_bytes(), roots)
                 if name == "RECORD" and base.name.endswith(".dist-info"):
