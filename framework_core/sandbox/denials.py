@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
 NO_NETWORK = re.compile(r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
                         r"Network is unreachable|getaddrinfo|No address associated with hostname|"
-                        r"Failed to establish a new connection|Connection refused|nodename nor servname", re.I)
+                        r"Failed to establish a new connection|Connection refused|nodename nor servname|"
+                        # the tools' own offline modes, which the sandbox sets without the network (environment.py)
+                        r"ENOTCACHED|module lookup disabled by GOPROXY=off|but --offline was specified|"
+                        r"Network connectivity is disabled", re.I)
 WRITE_FAILED = re.compile(r"Read-only file system|Device or resource busy|Permission denied|"
                           r"Operation not permitted|could not (?:write|lock|open)", re.I)
 PRIVATE_TMP = re.compile(r"(?:/var)?/tmp/\S*.*No such file or directory")

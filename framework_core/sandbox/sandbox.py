@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
-from framework_core.sandbox.environment import PROXY
+from framework_core.sandbox.environment import PROXY, offline_env
 from framework_core.sandbox.gate import Gate
 from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import HOME_SECRETS, hidden_paths
@@ -294,6 +294,7 @@ class Sandbox:
         binds = tuple(HomeBind(m.source, f"{view.home}/{m.rel}", m.kind == "rw") for m in view.mounts)
         ws = os.path.realpath(self.workspace)
         return {"home": view.home, "home_source": scratch, "home_mounts": binds, "unset_env": PROXY,
+                "offline_env": offline_env(os.environ),
                 "home_after_workspace": view.home.startswith(ws.rstrip("/") + "/")}
 
     def home_description(self) -> list[str]:
