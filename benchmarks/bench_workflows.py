@@ -58,6 +58,16 @@ NETWORK: tuple[Workflow, ...] = (
     Workflow("git worktree add inside the workspace", "worktree",
              _cd("worktree", "git worktree add -q -b wt-branch wt",
                  "cd wt && echo w > w.txt && git add w.txt && git commit -q -m 'in worktree'")),
+    Workflow("npm install of a registry package", "npmreg",
+             _cd("npmreg", "npm install --no-audit --no-fund is-number@7.0.0"), network=True, needs=("npm",)),
+    Workflow("git rebase + tag", "rebase", _cd("rebase", "git checkout -q feature && git rebase -q main && "
+                                                         "git tag v1")),
+    Workflow("pytest (writes .pytest_cache)", "pytest", _cd("pytest", "python3 -m pytest -q -p no:randomly")),
+    Workflow("files: ln -s, cp -r, rm -r", "files", _cd("files", "ln -s data/one.txt link && cp -r data copy && "
+                                                                 "rm -r old")),
+    Workflow("pip install --user (a local wheel)", "pipuser",
+             _cd("pipuser", "python3 -m pip install --user --no-index ../py/dist/wfpkg-0.1-py3-none-any.whl",
+                 "python3 -c 'import wfpkg' && echo importable > out.txt")),
     Workflow("npm config set (user level)", "npmconfig",
              _cd("npmconfig", "npm config set fund false", "npm config get fund > fund.txt"), needs=("npm",)),
 )
@@ -112,6 +122,26 @@ def build_more(ws: Path, home: Path, reach: dict[str, bool]) -> None:
     (ws / "hook" / ".git" / "hooks" / "pre-commit").write_text(HOOK)
     (ws / "hook" / ".git" / "hooks" / "pre-commit").chmod(0o755)
     (ws / "npmconfig").mkdir()
+    (ws / "npmreg").mkdir()
+    (ws / "npmreg" / "package.json").write_text('{"name": "reg", "version": "1.0.0", "private": true}\n')
+    repo = ws / "rebase"
+    repo.mkdir()
+    rig._git(repo, "init", "-q", "-b", "main", home=home)
+    for branch, name in (("main", "a.txt"), ("feature", "b.txt"), ("main", "c.txt")):
+        if branch == "feature":
+            rig._git(repo, "checkout", "-q", "-b", "feature", home=home)
+        elif (repo / "a.txt").exists():
+            rig._git(repo, "checkout", "-q", "main", home=home)
+        (repo / name).write_text(name + "\n")
+        rig._git(repo, "add", name, home=home)
+        rig._git(repo, "commit", "-q", "-m", f"add {name}", home=home)
+    (ws / "pytest").mkdir()
+    (ws / "pytest" / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    (ws / "files" / "data").mkdir(parents=True)
+    (ws / "files" / "data" / "one.txt").write_text("1\n")
+    (ws / "files" / "old" / "deep").mkdir(parents=True)
+    (ws / "files" / "old" / "deep" / "x").write_text("x\n")
+    (ws / "pipuser").mkdir()
 
 
 @dataclass
