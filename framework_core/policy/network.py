@@ -63,10 +63,54 @@ def _subcommand(argv: list[str]) -> str:
     return next((a for a in argv[1:] if not a.startswith("-")), "")
 
 
+#: Package managers' own switches that keep them off the network (positive knowledge: what the switch means in
+#: the tool's manual). The sandbox still withholds the network from such a command, so a wrong "offline" makes
+#: it fail, never reach further.
+OFFLINE_FLAGS = {"npm": {"--offline"}, "yarn": {"--offline"}, "pnpm": {"--offline"}, "bun": {"--offline"},
+                 "uv": {"--offline"}, "cargo": {"--offline", "--frozen"}, "mvn": {"-o", "--offline"},
+                 "gradle": {"--offline"}, "gradlew": {"--offline"}, "pip": {"--no-index"}}
+PIP_SOURCES = {"-f", "--find-links", "-i", "--index-url", "--extra-index-url"}
+LOCAL_PACKAGE = re.compile(r"^(\.{1,2}(/|$)|/|~/|file:)|\.(tgz|tar\.gz|tar)$")
+
+
+def _offline(name: str, argv: list[str]) -> bool:
+    """Known to stay off the network: the tool's offline switch (pip's `--no-index` with no URL to find
+    packages at), or an `npm install` whose every package is a folder or archive named by path
+    (`npm install ../localpkg`, `npm i ./x.tgz`, `file:` specs)."""
+    flags = OFFLINE_FLAGS.get(name, set())
+    if not any(a in flags or a.split("=", 1)[0] in flags for a in argv[1:]):
+        return name == "npm" and _npm_local_install(argv)
+    if name == "pip":
+        for i, a in enumerate(argv[1:], start=1):
+            opt, eq, val = a.partition("=")
+            value = val if eq else argv[i + 1] if opt in PIP_SOURCES and i + 1 < len(argv) else ""
+            if opt in PIP_SOURCES and "://" in value and not value.startswith("file://"):
+                return False
+    return True
+
+
+def _npm_local_install(argv: list[str]) -> bool:
+    sub = _subcommand(argv)
+    if sub not in ("install", "i", "add"):
+        return False
+    rest = argv[argv.index(sub) + 1:]
+    packages = [a for a in rest if not a.startswith("-")]
+    options_with_values = [a for a in rest if a.startswith("-") and a not in NPM_LOCAL_OPTIONS]
+    return bool(packages) and not options_with_values and all(LOCAL_PACKAGE.search(p) and "://" not in p
+                                                               for p in packages)
+
+
+#: npm install's options that take no value (so what follows is a package) and name no registry.
+NPM_LOCAL_OPTIONS = {"--save", "-S", "--save-dev", "-D", "--save-optional", "-O", "--save-exact", "-E",
+                     "--no-save", "--no-audit", "--no-fund", "--ignore-scripts", "--install-links",
+                     "--no-package-lock", "--prefer-offline", "--offline", "--silent", "-s", "--quiet", "-q",
+                     "--no-progress", "--foreground-scripts"}
+
+
 def uses_network(argv: list[str]) -> bool:
     name = re.sub(r"^pip[0-9.]+$", "pip", argv[0])
     if name in ALWAYS:
-        return True
+        return name not in OFFLINE_FLAGS or not _offline(name, argv)
     if name == "rsync":
         return any(":" in a and not a.startswith(("-", "/", ".")) for a in argv[1:])
     subs = BY_SUBCOMMAND.get(name)
@@ -82,7 +126,7 @@ def uses_network(argv: list[str]) -> bool:
         if name == "git" and sub == "remote" and nxt == "show" and "-n" in rest:
             return False
         return nxt not in local
-    return True
+    return not _offline(name, argv)
 
 
 def _pieces(text: str) -> list[str]:

@@ -10,12 +10,17 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from framework_core.sandbox.home import instead
+
 if TYPE_CHECKING:
     from framework_core.sandbox.home import HomeView
 
 NO_NETWORK = re.compile(r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
                         r"Network is unreachable|getaddrinfo|No address associated with hostname|"
-                        r"Failed to establish a new connection|Connection refused|nodename nor servname", re.I)
+                        r"Failed to establish a new connection|Connection refused|nodename nor servname|"
+                        # the tools' own offline modes, which the sandbox sets without the network (environment.py)
+                        r"ENOTCACHED|module lookup disabled by GOPROXY=off|but --offline was specified|"
+                        r"Network connectivity is disabled", re.I)
 WRITE_FAILED = re.compile(r"Read-only file system|Device or resource busy|Permission denied|"
                           r"Operation not permitted|could not (?:write|lock|open)", re.I)
 PRIVATE_TMP = re.compile(r"(?:/var)?/tmp/\S*.*No such file or directory")
@@ -74,7 +79,8 @@ def _home(stderr: str, home: "HomeView", exists: Callable[[str], bool]) -> list[
     read_only: list[str] = []
     shown_ro = home.shown("ro") + home.shown("file")
     for line in stderr.splitlines():
-        missing, ro = bool(MISSING.search(line)), bool(READ_ONLY.search(line))
+        # a sanitised copy is a read-only file: writing it says "Permission denied" before "Read-only file system"
+        missing, ro = bool(MISSING.search(line)), bool(READ_ONLY.search(line) or "Permission denied" in line)
         if not (missing or ro):
             continue
         for match in re.finditer(r"(?:~/|" + re.escape(root) + r")[^\s'\"`:,)]*", line):
@@ -97,7 +103,8 @@ def _home(stderr: str, home: "HomeView", exists: Callable[[str], bool]) -> list[
         names = ", ".join("~/" + r for r in dict.fromkeys(read_only))
         notes.append(f"shown read-only inside the sandbox: {names} (a toolchain, or a copy of configuration "
                      "without credentials); the user can change it outside LACA. Caches such as ~/.cache and "
-                     "~/.npm are writable (sandbox.home_caches adds one).")
+                     "~/.npm are writable (sandbox.home_caches adds one)."
+                     + "".join(f" Instead: {h}." for h in instead(dict.fromkeys(read_only))))
     return notes
 
 

@@ -44,6 +44,11 @@ REGISTRY_GLOBS = ("PIP_*",)  # pip's settings hold no secret except in URLs
 PROXY = tuple(n for base in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY")
               for n in (base, base.lower()))
 ALLOWED = frozenset(CORE + TOOLCHAIN + CERTS + PROXY + REGISTRY)
+#: Set for a command without the network (unless the user set the name): package managers then resolve from
+#: LACA's caches and fail at once with their own "offline" message, instead of retrying a registry they cannot
+#: reach (npm retries for about a minute). Each is the tool's documented offline switch.
+OFFLINE = (("npm_config_offline", "true"), ("CARGO_NET_OFFLINE", "true"), ("UV_OFFLINE", "1"),
+           ("GOPROXY", "off"), ("PIP_RETRIES", "0"))
 
 
 def allowed(name: str, keep: Iterable[str] = ()) -> bool:
@@ -67,6 +72,12 @@ def command_env(env: Mapping[str, str], keep: Iterable[str] = (), *, network: bo
         else:
             withheld.append(name)
     return clean, tuple(sorted(withheld))
+
+
+def offline_env(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The offline switches to set for a command without the network: those whose name `env` does not set."""
+    names = {n.lower() for n in env}
+    return tuple((n, v) for n, v in OFFLINE if n.lower() not in names)
 
 
 def _registry(name: str) -> bool:

@@ -225,6 +225,27 @@ def ensure_caches(view: HomeView) -> HomeView:
     return HomeView(view.home, tuple(kept), view.quiet)
 
 
+#: Where a write the home does not keep could go instead, for the home files tools write most (said with the note).
+INSTEAD = (
+    (".npmrc", "npm config set --location=project writes the workspace's .npmrc, which lands"),
+    (".gitconfig", "git config without --global writes the repository's own config (inert keys land)"),
+    (".config/git/config", "git config without --global writes the repository's own config (inert keys land)"),
+    (".local/lib", "a virtual environment in the workspace (python -m venv .venv) keeps installs"),
+    (".local/bin", "a virtual environment in the workspace (python -m venv .venv) keeps installs"),
+    (".cargo/bin", "cargo install --root <a folder in the workspace> keeps installed programs"),
+)
+
+
+def instead(written: Iterable[str]) -> list[str]:
+    """For home paths a command wrote (relative to the home), what would have kept the work: one hint each."""
+    hints: list[str] = []
+    for rel in written:
+        for prefix, hint in INSTEAD:
+            if (rel == prefix or rel.startswith(prefix + "/")) and hint not in hints:
+                hints.append(hint)
+    return hints
+
+
 def home_writes(scratch: Path, view: HomeView, limit: int = 6) -> list[str]:
     """What a command wrote in its throw-away home (relative paths, outermost only): everything in `scratch`
     that is not a mount point the sandbox made, or a folder holding one."""

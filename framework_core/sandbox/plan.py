@@ -67,6 +67,7 @@ class SandboxPlan:
     home_after_workspace: bool = False  # the workspace contains the home: the home's mounts go after it
     unset_env: tuple[str, ...] = ()  # variables removed unless the command has the network (proxies)
     masks: tuple[tuple[str, str], ...] = ()  # (source, target): a workspace secret shown as empty or sanitised
+    offline_env: tuple[tuple[str, str], ...] = ()  # set unless the command has the network (environment.OFFLINE)
 
 
 def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
@@ -76,6 +77,8 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
         argv.append("--unshare-net")
         for name in plan.unset_env:
             argv += ["--unsetenv", name]
+        for name, value in plan.offline_env:
+            argv += ["--setenv", name, value]
     argv += [*LIFETIME_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
              "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
     for run in plan.run_dirs:  # sockets there (docker, D-Bus, podman) would reach the host whatever the mounts

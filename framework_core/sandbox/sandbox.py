@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
-from framework_core.sandbox.environment import PROXY
+from framework_core.sandbox.environment import PROXY, offline_env
 from framework_core.sandbox.gate import Gate
 from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
-from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, load_allow
+from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, instead, load_allow
 from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, sanitised_copy, workspace_secrets
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
@@ -360,6 +360,7 @@ class Sandbox:
         binds = tuple(HomeBind(m.source, f"{view.home}/{m.rel}", m.kind == "rw") for m in view.mounts)
         ws = os.path.realpath(self.workspace)
         return {"home": view.home, "home_source": scratch, "home_mounts": binds, "unset_env": PROXY,
+                "offline_env": offline_env(os.environ),
                 "home_after_workspace": view.home.startswith(ws.rstrip("/") + "/")}
 
     def home_description(self) -> list[str]:
@@ -411,8 +412,9 @@ def _home_written_note(paths: list[str]) -> list[str]:
     if not paths:
         return []
     shown = ", ".join("~/" + p for p in paths[:6]) + (" and more" if len(paths) > 6 else "")
+    hints = "".join(f"; instead: {h}" for h in instead(paths))
     return [f"written to the home, not kept: {shown} (inside the sandbox the home is thrown away after each "
-            "command; only LACA's caches such as ~/.cache and ~/.npm persist; sandbox.home_caches adds one)"]
+            f"command; only LACA's caches such as ~/.cache and ~/.npm persist; sandbox.home_caches adds one){hints}"]
 
 
 def _reexposed(home: Path | None = None) -> tuple[str, ...]:

@@ -81,6 +81,17 @@ def test_the_home_is_mounted_after_tmp_and_before_a_workspace_inside_it() -> Non
     assert "--unsetenv" not in bwrap_argv("bwrap", SandboxPlan(**{**plan.__dict__, "network": True}))
 
 
+def test_offline_switches_are_set_only_without_the_network_and_never_over_the_users_own() -> None:
+    from framework_core.sandbox.environment import offline_env
+
+    pairs = offline_env({"GOPROXY": "file:///mirror", "NPM_CONFIG_OFFLINE": "false"})
+    assert dict(pairs) == {"CARGO_NET_OFFLINE": "true", "UV_OFFLINE": "1", "PIP_RETRIES": "0"}
+    plan = SandboxPlan("/w", "/w", "overlay", upper="/x/u", work="/x/w", empty_dir="/e", offline_env=pairs)
+    argv = bwrap_argv("bwrap", plan)
+    assert argv[argv.index("CARGO_NET_OFFLINE") - 1] == "--setenv"
+    assert "--setenv" not in bwrap_argv("bwrap", SandboxPlan(**{**plan.__dict__, "network": True}))
+
+
 def test_a_workspace_holding_the_home_gets_the_home_after_it() -> None:
     plan = SandboxPlan("/home", "/home", "read-only", empty_dir="/e", home="/home/u", home_source="/s",
                        home_after_workspace=True)

@@ -127,6 +127,38 @@ def test_proxy_variables_only_with_the_network(base: Path, home: Path) -> None:
     assert "proxy.example" in done.stdout
 
 
+def test_without_the_network_package_managers_are_told_they_are_offline(base: Path, home: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """npm then answers ENOTCACHED at once (it otherwise retries an unreachable registry for about a minute); a
+    value the user set in LACA's environment is kept; with the network nothing is set."""
+    ws = base / "ws"
+    ws.mkdir()
+    for name in ("npm_config_offline", "CARGO_NET_OFFLINE", "UV_OFFLINE", "PIP_RETRIES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOPROXY", "file:///mirror")
+    teps = engine(ws, home, base / "cache", answers=1, env={"GOPROXY": "file:///mirror"})
+    out = bash(teps, "echo $npm_config_offline $CARGO_NET_OFFLINE $UV_OFFLINE $GOPROXY $PIP_RETRIES")
+    assert out["stdout"].split() == ["true", "true", "1", "file:///mirror", "0"], out
+    with teps.sandbox.launch(cwd=ws, writes=False, network=True) as launch:
+        done = subprocess.run([*launch.argv, "bash", "-c", "echo ${npm_config_offline:-unset}"], capture_output=True,
+                              text=True, pass_fds=launch.pass_fds, env={"PATH": os.environ["PATH"]})
+    assert done.stdout.strip() == "unset"
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_npm_needing_a_registry_without_the_network_fails_at_once_with_a_note(base: Path, home: Path) -> None:
+    ws = base / "ws"
+    (ws / "app").mkdir(parents=True)
+    (ws / "lib").mkdir()
+    (ws / "lib" / "package.json").write_text('{"name": "lib", "version": "1.0.0"}')
+    (ws / "app" / "package.json").write_text('{"name": "app", "version": "1.0.0", "dependencies": {"is-odd": "3"}}')
+    teps = engine(ws, home, base / "cache", answers=1)
+    out = bash(teps, "cd app && npm install --no-audit ../lib")  # judged offline: a package named by path
+    assert out["exit_code"] != 0 and "ENOTCACHED" in out["stderr"], out
+    assert out["duration_s"] < 30, out
+    assert "gave this command no network" in out["sandbox"], out
+
+
 def test_a_unix_socket_listening_in_the_home_is_unreachable(base: Path, home: Path) -> None:
     ws = base / "ws"
     ws.mkdir()
@@ -242,6 +274,18 @@ def test_writes_elsewhere_in_the_home_are_said_not_kept(base: Path, home: Path) 
     assert out["exit_code"] == 0, out
     assert "not kept" in out["sandbox"] and "~/.somerc" in out["sandbox"] and "~/.config" in out["sandbox"]
     assert not (home / ".somerc").exists()
+
+
+def test_a_home_config_write_not_kept_says_where_it_could_go_instead(base: Path, home: Path) -> None:
+    ws = base / "ws"
+    ws.mkdir()
+    out = bash(engine(ws, home, base / "cache", answers=1), "echo fund=false >> ~/.npmrc")
+    assert "read-only" in out["sandbox"] and "npm config set --location=project" in out["sandbox"], out
+    (home / ".npmrc").unlink()  # a user without one: npm config set makes it
+    out = bash(engine(ws, home, base / "cache", answers=1), "echo fund=false >> ~/.npmrc")
+    assert "not kept" in out["sandbox"] and "~/.npmrc" in out["sandbox"], out
+    assert "npm config set --location=project" in out["sandbox"], out
+    assert not (home / ".npmrc").exists()
 
 
 def test_a_workspace_that_is_the_home_runs_commands_read_only(base: Path, home: Path) -> None:
