@@ -24,3 +24,9 @@ def invocation(args: str = "") -> str:
         if parent in ("make", "gmake"):
             return f'make run ARGS="{args}"' if args else "make run"
     return f"laca {args}".strip()
+
+
+#: What the model reads for the calls of a turn the user stopped with Esc (the renderer matches them too).
+STOPPED_HERE = ("Not run: the user declined this call and stopped the turn (Esc). Nothing after it in this reply ran; "
+                "the user will say what to do instead in their next message.")
+STOPPED = "Not run: the user stopped the turn (Esc) before this call; it was not asked about."

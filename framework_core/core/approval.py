@@ -13,6 +13,7 @@ from framework_core.lial_core import ToolRequest
 from framework_core.policy.kinds import GrantOption
 from framework_core.policy.levels import Level
 from framework_core.tools.base import ActionPreview
+from framework_core.wording import STOPPED, STOPPED_HERE  # noqa: F401 - the results of a stopped turn
 
 Choice = Literal["once", "session", "deny"]
 
@@ -20,9 +21,6 @@ MCP_WARNING = ("Malicious MCP servers or conversation content could try to trick
                "through your installed tools. Review each action carefully before approving.")
 
 # What the model reads when the user stops the turn with Esc at a question (the call asked about, then each later one)
-STOPPED_HERE = ("Not run: the user declined this call and stopped the turn (Esc). Nothing after it in this reply ran; "
-                "the user will say what to do instead in their next message.")
-STOPPED = "Not run: the user stopped the turn (Esc) before this call; it was not asked about."
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from framework_core.core.approval import STOPPED, STOPPED_HERE
+from framework_core.wording import STOPPED, STOPPED_HERE
 from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, CoreEvent,
                                    ModelRequestStarted, Notice, RetryScheduled, ToolCallFinished, ToolCallQueued,
                                    ToolCallStarted, ToolOutputChunk, TurnFinished)

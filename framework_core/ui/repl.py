@@ -55,7 +55,8 @@ def run_repl(opts: "StartOptions", launcher: "Launcher") -> int:
                                          elicit=elicitor(console, renderer.pause))  # no key: it opens and says so
         renderer.screen_lines = started.facade.screen_output_lines
         renderer.code_theme = started.facade.ui.code_theme
-        started.facade.warm_up(provider=False)  # the SDK waits for the first key: see Repl.warm_provider
+        # the tools and the SDK get ready once the user starts typing (Repl.warm_provider): an idle prompt
+        # holds neither, and typing a message takes longer than both
         return started
 
     repl = Repl(None, console, renderer, boot=Boot(opts, build), launcher=launcher)
@@ -202,9 +203,9 @@ class Repl:
         return self._session
 
     def warm_provider(self, *_: Any) -> None:
-        """Import the provider's SDK in the background once the user starts typing (or a message is waiting):
-        it is most of LACA's memory, so an idle prompt does without it, and typing a message takes longer
-        than the import."""
+        """Get the tools ready and import the provider's SDK in the background once the user starts typing (or
+        a message is waiting): together they are most of LACA's memory, so an idle prompt does without them,
+        and typing a message takes longer than both."""
         if self._provider_warmed or self._facade is None:
             return
         self._provider_warmed = True
