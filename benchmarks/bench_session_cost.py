@@ -84,8 +84,8 @@ def measure() -> list[Row]:
         rows.append(ratio_row(f"per-call cost calls 39-48 vs 2-11, {wire}", late, early, 1.5, "ms",
                               note=f"call 2-11 median {early:.1f} ms, 39-48 median {late:.1f} ms"))
         rows.append(reference_row(f"  first call vs calls 2-11, {wire}", costs[0], early, "ms",
-                                  note="-p: the tools warm up while the first request waits; an instant fake "
-                                       "server answers before they are ready"))
+                                  note="-p has no idle moment to warm up in (a warm-up thread would slow a "
+                                       "one-shot's start): its first call builds the policy's tables"))
     return rows
 
 

@@ -88,7 +88,6 @@ def run_oneshot(opts: "StartOptions", launcher: "Launcher") -> int:
         print(f"laca: {note if isinstance(note, str) else note[0]}", file=sys.stderr)
     report.session_id, report.model = facade.session_id, facade.model
     report.init(facade)
-    facade.warm_up(provider=False)  # the tools get ready while the first request waits for the model
     try:
         outcome = facade.turn(text)
     finally:
