@@ -9,7 +9,6 @@ overlaid, the workspace itself with its control paths read-only); the network on
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -20,10 +19,9 @@ from typing import Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
 from framework_core.sandbox.environment import PROXY, offline_env
-from framework_core.sandbox.gate import Gate
-from framework_core.sandbox.overlay_view import AfterTree
 from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, instead, load_allow
+from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, sanitised_copy, workspace_secrets
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
@@ -180,8 +178,8 @@ class Sandbox:
                 known = {c.rel for c in controls}
                 made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
                         if c.rel not in known]
-                made += [self.workspace / rel for rel in _changed_since(self.workspace, launch.started_ns)]
-                launch.dropped.extend(_remove_created(list(dict.fromkeys(missing + made)), self.workspace,
+                made += [self.workspace / rel for rel in changed_since(self.workspace, launch.started_ns)]
+                launch.dropped.extend(remove_created(list(dict.fromkeys(missing + made)), self.workspace,
                                                       self.protected_extra))
             if mode != "overlay":
                 drop(scratch)
@@ -442,73 +440,6 @@ def _run_dirs() -> tuple[str, ...]:
     """/run, and /var/run where it is a folder of its own rather than a link to /run."""
     extra = ("/var/run",) if os.path.isdir("/var/run") and not os.path.islink("/var/run") else ()
     return ("/run", *extra)
-
-
-def _changed_since(workspace: Path, started_ns: int) -> list[str]:
-    """Direct-write mode has no overlay to read a change set from: the files (never folders: a folder changes
-    when anything in it does) a command made or changed, newer than its start, found by a bounded walk, so that
-    the gate judges each as it judges an overlay's (a `.git` file, a `commondir`, a new repository's config
-    pointing elsewhere, a hook)."""
-    from framework_core.sandbox.control import SCAN_MAX_DIRS
-
-    out: list[str] = []
-    stack: list[str] = [""]
-    seen = 0
-    while stack and seen < SCAN_MAX_DIRS * 4:
-        rel_dir = stack.pop()
-        seen += 1
-        try:
-            entries = list(os.scandir(workspace / rel_dir if rel_dir else workspace))
-        except OSError:
-            continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in ("node_modules", ".venv", "objects"):
-                    stack.append(rel)
-            elif max(st.st_mtime_ns, st.st_ctime_ns) > started_ns:
-                out.append(rel)
-    return sorted(out, key=lambda r: (r.count("/"), r))
-
-
-def _remove_created(paths: list[Path], workspace: Path, protected: tuple[str, ...] = ()) -> list[str]:
-    """Control paths that did not exist before a direct-write command and do now: remove them unless the gate
-    (`gate.py`) judges all of it data (a new repository's config and sample hooks as `git init` writes them).
-    Only writeFile, which asks every time, may create the rest."""
-    gate = Gate(AfterTree(None, workspace), str(workspace), tuple(protected))
-    removed = []
-    for path in paths:
-        if not os.path.lexists(path):
-            continue
-        rel = path.relative_to(workspace).as_posix()
-        if _all_data(gate, workspace, rel):
-            continue
-        try:
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-            removed.append(rel)
-        except OSError:
-            pass
-    return removed
-
-
-def _all_data(gate: Gate, workspace: Path, rel: str) -> bool:
-    """`rel` and, for a folder, everything in it is data or runs later (never control)."""
-    stack = [rel]
-    while stack:
-        item = stack.pop()
-        if gate.judge(item).verdict == "control":
-            return False
-        full = workspace / item
-        if full.is_dir() and not full.is_symlink():
-            stack += [f"{item}/{name}" for name in os.listdir(full)]
-    return True
 
 
 def _near_hidden(root: Path, hidden: list[Hidden]) -> bool:

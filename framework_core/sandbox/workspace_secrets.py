@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from framework_core.policy.paths import secret_reason
-from framework_core.sandbox.control import SCAN_MAX_DEPTH, SCAN_MAX_DIRS, SKIP_DIRS
+from framework_core.sandbox.walk import walk_files
 
 #: Shown as a copy without credentials (a sanitiser of `sanitise.KINDS`) rather than hidden.
 SANITISED = {".npmrc": "npmrc", ".yarnrc.yml": "npmrc", "pip.conf": "urls", ".pypirc": "urls"}
@@ -33,26 +33,12 @@ def workspace_secrets(workspace: Path, visible: tuple[str, ...] = ()) -> list[Se
     """The files of the workspace shaped like credentials, except those the user made visible."""
     shown = {PurePosixPath(v).as_posix().strip("/") for v in visible}
     found: list[Secret] = []
-    stack: list[tuple[str, int]] = [("", 0)]
-    seen = 0
-    while stack and seen < SCAN_MAX_DIRS:
-        rel_dir, depth = stack.pop()
-        seen += 1
-        try:
-            entries = list(os.scandir(workspace / rel_dir if rel_dir else workspace))
-        except OSError:
+    for rel, entry in walk_files(workspace):
+        if not entry.is_file(follow_symlinks=False) or rel in shown:
             continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if entry.is_dir(follow_symlinks=False):
-                if depth < SCAN_MAX_DEPTH and entry.name not in SKIP_DIRS:
-                    stack.append((rel, depth + 1))
-                continue
-            if not entry.is_file(follow_symlinks=False) or rel in shown:
-                continue
-            reason = secret_reason(rel)
-            if reason is not None:
-                found.append(Secret(rel, reason, SANITISED.get(entry.name)))
+        reason = secret_reason(rel)
+        if reason is not None:
+            found.append(Secret(rel, reason, SANITISED.get(entry.name)))
     return sorted(found, key=lambda s: s.rel)
 
 
