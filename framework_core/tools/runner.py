@@ -258,6 +258,7 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
     limits = limits or spill.default_limits()
     spill_dir = spill_dir or limits.spill_dir  # the session's own folder, not the shared /tmp
     start = time.monotonic()
+    # a new session with no controlling terminal: the sandbox needs no `--new-session` of its own (plan.py, "Lifetime")
     proc = subprocess.Popen([*(wrapper or []), "bash", "-c", command], cwd=str(cwd), env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, pass_fds=pass_fds)
