@@ -226,6 +226,7 @@ def test_continue_restores_the_persona_and_shows_the_last_exchange(spawn, fake_o
     child.expect_exact("catalyst>")
     child.sendline("remember melon")
     child.expect_exact("noted the melon")
+    child.expect_exact("catalyst>")  # keys typed before the prompt is back wait in it as a draft, unsent
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     again = spawn("--continue")
@@ -242,8 +243,10 @@ def test_resume_without_an_id_offers_a_pick_list(spawn, fake_openai) -> None:
     child.expect_exact(PROMPT)
     child.sendline("an opening question")
     child.expect_exact("first reply")
+    child.expect_exact(PROMPT)  # keys typed before the prompt is back wait in it as a draft, unsent
     child.sendline("a closing question")
     child.expect_exact("second reply")
+    child.expect_exact(PROMPT)
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     picker = spawn("--resume")
