@@ -279,6 +279,6 @@ def test_a_one_shot_dry_run_reports_what_it_would_do_not_declines(workspace: Pat
         Reply(text="previewed"))
     r = run("--dry-run", "-p", "go", workspace=workspace, env=keys(fake_openai))
     assert r.returncode == 0 and "declined" not in r.stderr
-    assert "dry run: echo x > d1.txt would make: 1 file created (not applied)" in r.stderr
+    assert "dry run: echo x > d1.txt would make: 1 file created: d1.txt (not applied)" in r.stderr
     assert "dry run: writeFile d2.txt shown, not made" in r.stderr
     assert not (workspace / "d1.txt").exists() and not (workspace / "d2.txt").exists()
