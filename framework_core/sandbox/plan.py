@@ -2,10 +2,10 @@
 
 Every command runs in its own user namespace with every capability dropped and no-new-privileges set, so
 the sandbox holds when LACA runs as root; in its own PID, UTS, IPC and (unless it was given the network)
-network namespaces; in a new terminal session; and dies with LACA. The file system is the host's, read-only,
-with a private `/tmp`, an empty home showing only what `home_allow.yaml` lists (toolchains read-only, tool
-configuration as copies without credentials, LACA's own caches writable; see `home.py`), and the workspace
-mounted as the plan says:
+network namespaces; in a new terminal session; and dies with LACA (see "Lifetime" below). The file system is
+the host's, read-only, with a private `/tmp`, an empty home showing only what `home_allow.yaml` lists
+(toolchains read-only, tool configuration as copies without credentials, LACA's own caches writable; see
+`home.py`), and the workspace mounted as the plan says:
 - `read-only`: Safe commands and the read-only profile: a wrong Safe verdict cannot write anything;
 - `overlay`: commands that may write: changes land in an upper directory that LACA applies afterwards
   (with pre-images for undo);
@@ -16,6 +16,14 @@ way), the workspace after the home (it may live there; a workspace that contains
 it instead), and hidden and protected paths after the workspace. A read-only mount
 does not stop a process from connecting to a Unix socket, and the network namespace does not cover sockets in
 the file system, so `/run` (the Docker socket, the D-Bus buses, podman) is an empty folder inside.
+
+Lifetime. `--die-with-parent` ties only processes that are set up while their parent lives: bubblewrap's
+sandbox child sets its parent-death signal once its setup is done (the clone does not inherit it), so if LACA
+and the outer bwrap die while that child is still mounting, the child goes on to run the command. LACA's reaper
+(`tools/reaper.py`) closes that gap by killing the outer bwrap's whole process group, which holds the
+sandbox's init (killing a PID namespace's init ends every process in it) unless `--new-session` moved the
+child into a session of its own first. So a command started by the runner, already in a new session with no
+controlling terminal, is planned with `new_session=False`: the flag adds nothing there and would open the gap.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ WorkspaceMode = Literal["read-only", "overlay", "write"]
 RESOLVER_DIR = "/run/systemd/resolve"  # /etc/resolv.conf often points here: kept so DNS works when allowed
 NAMESPACE_FLAGS = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-pid", "--unshare-uts",
                    "--unshare-ipc")
-LIFETIME_FLAGS = ("--die-with-parent", "--new-session")
+LIFETIME_FLAGS = ("--die-with-parent",)
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,7 @@ class SandboxPlan:
     unset_env: tuple[str, ...] = ()  # variables removed unless the command has the network (proxies)
     masks: tuple[tuple[str, str], ...] = ()  # (source, target): a workspace secret shown as empty or sanitised
     offline_env: tuple[tuple[str, str], ...] = ()  # set unless the command has the network (environment.OFFLINE)
+    new_session: bool = True  # False when the caller starts bwrap in a new session itself (see "Lifetime")
 
 
 def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
@@ -79,7 +88,8 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
             argv += ["--unsetenv", name]
         for name, value in plan.offline_env:
             argv += ["--setenv", name, value]
-    argv += [*LIFETIME_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+    argv += [*LIFETIME_FLAGS, *(["--new-session"] if plan.new_session else []),
+             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
              "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
     for run in plan.run_dirs:  # sockets there (docker, D-Bus, podman) would reach the host whatever the mounts
         argv += ["--tmpfs", run]

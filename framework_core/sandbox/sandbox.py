@@ -164,7 +164,8 @@ class Sandbox:
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
             str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
-            reexposed=_reexposed(self.home), masks=masks, **self._home_plan(view, str(scratch_home)))
+            reexposed=_reexposed(self.home), masks=masks, new_session=False,  # the runner starts it in a new session
+            **self._home_plan(view, str(scratch_home)))
         launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
                         network, upper, time.time_ns(), controls, home=view, secrets=secrets)
         try:

@@ -5,6 +5,10 @@ while one runs, nothing would stop that group: `PR_SET_PDEATHSIG` reaches only a
 it started. So LACA starts, once, a tiny watcher in a session of its own that reads the ids of running
 groups from a pipe only LACA holds. The kernel closes that pipe however LACA ends; the watcher then kills
 every group still listed. Groups are listed when a command starts and struck off when it ends.
+
+No moment is left uncovered: a command runs only once its group is listed (the gate in
+`runner.start_tracked`), and a sandboxed command's whole PID namespace hangs on its init, which stays in that
+group (`sandbox/plan.py`, "Lifetime"): killing the group ends everything the command started in the sandbox.
 """
 
 from __future__ import annotations

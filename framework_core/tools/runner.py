@@ -248,6 +248,37 @@ def _pump(proc: subprocess.Popen[bytes], caps: dict[str, _Capture], emitter: _Em
     return "done"
 
 
+# POSIX sh, by absolute path: it runs outside any sandbox, so no startup file, no PATH lookup, no imported function
+GATE = ("/bin/sh", "-c", 'command read _ || exit 125; exec "$@" </dev/null', "laca-gate")
+
+
+def start_tracked(argv: list[str], *, cwd: Path, env: dict[str, str], pass_fds: tuple[int, ...] = ()
+                  ) -> subprocess.Popen[bytes]:
+    """Start `argv` in a new session (no controlling terminal: the sandbox needs no `--new-session` of its own,
+    plan.py "Lifetime") whose group the reaper kills if LACA dies. It starts behind a gate that waits for
+    LACA's word on its stdin, given once the group is tracked: a LACA killed in between closes the pipe and the
+    command never runs (the gate exits 125), so no moment exists where it runs untracked."""
+    from framework_core.tools import reaper
+
+    gate_r, gate_w = os.pipe()
+    try:
+        proc = subprocess.Popen([*GATE, *argv], cwd=str(cwd), env=env, stdin=gate_r, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds)
+    except BaseException:
+        os.close(gate_w)
+        raise
+    finally:
+        os.close(gate_r)
+    reaper.track(proc.pid)  # killed with LACA if LACA dies first
+    try:
+        os.write(gate_w, b"go\n")
+    except OSError:
+        pass  # the gate is gone already (killed): the command did not run, its exit status says so
+    finally:
+        os.close(gate_w)
+    return proc
+
+
 def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: float, budget_chars: int,
                 on_output: Callable[[str], None] | None = None,
                 spill_dir: Path | None = None, limits: "OutputLimits | None" = None, wrapper: list[str] | None = None,
@@ -258,10 +289,7 @@ def run_command(command: str, *, cwd: Path, env: dict[str, str], timeout_s: floa
     limits = limits or spill.default_limits()
     spill_dir = spill_dir or limits.spill_dir  # the session's own folder, not the shared /tmp
     start = time.monotonic()
-    proc = subprocess.Popen([*(wrapper or []), "bash", "-c", command], cwd=str(cwd), env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, pass_fds=pass_fds)
-    reaper.track(proc.pid)  # killed with LACA if LACA dies first
+    proc = start_tracked([*(wrapper or []), "bash", "-c", command], cwd=cwd, env=env, pass_fds=pass_fds)
     _grow_pipes(proc)
     caps = {"stdout": _Capture(budget_chars, "stdout", spill_dir, limits),
             "stderr": _Capture(budget_chars, "stderr", spill_dir, limits)}

@@ -2,10 +2,15 @@
 
 The MCP client queues what happens to its servers (a server failing or restarting, a changed tool list, a
 logged error) and calls its `on_notice` hook from its own thread. Here that hook asks the prompt to redraw;
-before the redraw, on the prompt's own loop, the queued notices are taken and printed through prompt_toolkit's
-`in_terminal` (which hides the prompt, lets the output scroll above it, and draws it again with what was
-typed). Notices are taken once: those that come while no prompt runs (during a turn) are said by the agent
-at its next request, or here as soon as the next prompt is drawn.
+before the redraw, on the prompt's own loop, the queued notices are taken and printed above the prompt (it is
+erased, the output scrolls above it, and it is drawn again with what was typed). Notices are taken once: those
+that come while no prompt runs (during a turn) are said by the agent at its next request, or here as soon as
+the next prompt is drawn.
+
+This is prompt_toolkit's `in_terminal` without its switch of the terminal to cooked mode: printing needs no
+input, and a key typed while the terminal is cooked is echoed by the terminal itself and its Enter turned
+into a newline (ICRNL), so an Enter pressed as a notice printed added a line instead of sending the message.
+Nothing awaits between erasing and redrawing, so no key is read meanwhile: it waits in the terminal, raw.
 """
 
 from __future__ import annotations
@@ -51,11 +56,16 @@ class IdleNotices:
             self._task = app.create_background_task(self._say(facade))
 
     async def _say(self, facade: "Facade") -> None:
-        from prompt_toolkit.application import in_terminal
-
-        async with in_terminal():
-            for notice in facade.take_mcp_notices():  # taken only once the terminal is ours: a cancel loses none
+        app = self.app
+        if app.output.responds_to_cpr:
+            await app.renderer.wait_for_cpr_responses()  # a late answer must not land inside the notices
+        app.renderer.erase()
+        try:
+            for notice in facade.take_mcp_notices():  # taken only once the prompt is erased: a cancel loses none
                 self._show(notice)
+        finally:
+            app.renderer.reset()
+            app.invalidate()  # drawn again below the notices, with what was typed
 
 
 def watch_idle_notices(app: Any, facade: Callable[[], "Facade | None"],

@@ -56,12 +56,3 @@ def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
     for child in children:
         if child.isalive():
             child.terminate(force=True)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Terminal tests are run again (twice at most) when one fails. Under the whole suite one of them now and
-    then waits 20 s for the prompt after a turn, which no run of it alone has shown; a real failure still
-    fails all three runs."""
-    for item in items:
-        if "tests/pty/" in str(item.fspath).replace("\\", "/"):
-            item.add_marker(pytest.mark.flaky(reruns=2))

@@ -178,13 +178,11 @@ def test_esc_stops_a_reply_and_a_running_command(spawn, fake_openai, workspace: 
         "command": "sleep 4242.5", "icerc_full_text": "b"})]), Reply(text="after the stop"))
     child.sendline("sleep")
     child.expect_exact("running")
-    time.sleep(1.0)  # the command runs for a second: the report must give that time, not 0.00s
-    started = time.monotonic()
+    time.sleep(1.0)  # not a wait: the command is let run a second, so the report must say at least that
     child.send("\x1b")
     child.expect(r"interrupted by the user.*· ([0-9.]+)s")  # the time it ran, not 0.00s
     assert float(child.match.group(1)) >= 0.9
-    child.expect_exact(PROMPT)
-    assert time.monotonic() - started < 3  # stopped, not waited out
+    child.expect_exact(PROMPT)  # within the 20 s of expect: stopped, not waited out (it sleeps 4242 s)
     child.sendline("again")
     child.expect_exact("after the stop")
 
@@ -228,6 +226,7 @@ def test_continue_restores_the_persona_and_shows_the_last_exchange(spawn, fake_o
     child.expect_exact("catalyst>")
     child.sendline("remember melon")
     child.expect_exact("noted the melon")
+    child.expect_exact("catalyst>")  # keys typed before the prompt is back wait in it as a draft, unsent
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     again = spawn("--continue")
@@ -244,8 +243,10 @@ def test_resume_without_an_id_offers_a_pick_list(spawn, fake_openai) -> None:
     child.expect_exact(PROMPT)
     child.sendline("an opening question")
     child.expect_exact("first reply")
+    child.expect_exact(PROMPT)  # keys typed before the prompt is back wait in it as a draft, unsent
     child.sendline("a closing question")
     child.expect_exact("second reply")
+    child.expect_exact(PROMPT)
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     picker = spawn("--resume")

@@ -15,7 +15,7 @@ import pexpect
 import pytest
 
 from tests.fakes.script import Reply, ToolCallSpec
-from tests.waiting import alive, descendants, wait_for, wait_until
+from tests.waiting import alive, cmdline, descendants, wait_for, wait_until
 
 PROMPT = "forge>"
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +32,22 @@ def approve(child: pexpect.spawn, marker: str) -> None:
     child.send("y\r")
 
 
+def in_workspace(workspace: Path) -> list[int]:
+    """Live processes working in `workspace` or naming it (a sandbox's bwrap), wherever they were reparented:
+    what a killed LACA could have left behind, found even if it started after the kill."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():  # the test itself works there too
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if (cwd == str(workspace) or str(workspace) in cmdline(int(entry.name))) and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
 def tool_results(messages: list[dict]) -> dict[str, str]:
     """What the model read for each call (as text, whatever the result format)."""
     return {m["tool_call_id"]: m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
@@ -46,11 +62,14 @@ def test_kill_9_mid_batch_then_continue_keeps_finished_results(spawn, fake_opena
     child.sendline("make three files")
     approve(child, "call 1 of 3")
     approve(child, "call 2 of 3")
-    # the command runs in the sandbox's overlay: f2 lands only if it finishes, so wait for its process
-    running = wait_for(lambda: descendants(child.pid, "sleep 317.25"), 10, "the second command to run")
+    # the command runs in the sandbox's overlay: f2 lands only if it finishes. LACA is killed as soon as the
+    # command's first process shows, which may be while its sandbox is still being set up: nothing of it may
+    # survive, not even a part that starts after the kill
+    wait_for(lambda: descendants(child.pid, "sleep 317.25"), 10, "the second command to start")
     os.kill(child.pid, signal.SIGKILL)
     child.expect(pexpect.EOF)
-    assert wait_until(lambda: not any(alive(pid) for pid in running)), "the running command outlived LACA"
+    assert wait_until(lambda: not in_workspace(workspace)), \
+        f"the running command outlived LACA: {[cmdline(pid)[:200] for pid in in_workspace(workspace)]}"
     assert (workspace / "f1").exists() and not (workspace / "f3").exists()
 
     again = spawn("--continue")
@@ -59,6 +78,7 @@ def test_kill_9_mid_batch_then_continue_keeps_finished_results(spawn, fake_opena
     fake_openai.enqueue(Reply(text="resumed ok"))
     again.sendline("where were we?")
     again.expect_exact("resumed ok")
+    again.expect_exact(PROMPT)  # keys typed before the prompt is back wait in it as a draft, unsent
     results = tool_results(fake_openai.sent_messages())
     assert re.search(r"exit(_code)?\W{0,4}0", results["c1"]) and "unknown" not in results["c1"]
     assert "outcome is unknown" in results["c2"] and "not run" in results["c3"]

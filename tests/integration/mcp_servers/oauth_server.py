@@ -36,6 +36,7 @@ class MemoryProvider:
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.sign_ins = 0
+        self.refreshes = 0
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -70,6 +71,7 @@ class MemoryProvider:
     async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
                                      scopes: list[str]) -> OAuthToken:
         self.refresh.pop(refresh_token.token, None)
+        self.refreshes += 1
         return self._issue(client.client_id or "", scopes or refresh_token.scopes, refresh_token.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
@@ -105,6 +107,11 @@ def build(port: int, path: str) -> MCPServer:
     def sign_ins() -> int:
         """How many times a client was sent through /authorize."""
         return provider.sign_ins
+
+    @server.tool()
+    def refreshes() -> int:
+        """How many times a client traded a refresh token for a new access token."""
+        return provider.refreshes
 
     return server
 
