@@ -58,3 +58,18 @@ def make_rig(wire: str, request: pytest.FixtureRequest, workspace: Path, monkeyp
     session = open_session(workspace.parent / "data")
     parts = build_agent(loaded, events=events.append, approver=approver, session=session, start_mcp=False)
     return Rig(parts.agent, approver, events, server, workspace, parts.facade)
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A folder outside /tmp (under the repository's `.pytest-homes/`, ignored by git): each sandboxed command
+    gets a private /tmp, so a workspace or HOME there would prove nothing."""
+    import tempfile
+
+    from framework_core.sandbox.transaction import remove_deep
+
+    base = Path(__file__).resolve().parents[2] / ".pytest-homes"
+    base.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="it-", dir=base))
+    yield folder
+    remove_deep(str(folder))

@@ -6,30 +6,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from framework_core.sandbox.probe import probe
-from framework_core.sandbox.transaction import remove_deep
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.script import Reply, ToolCallSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(not probe().available, reason="no sandbox on this machine")
-
-
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """Outside /tmp: each sandboxed command gets a private /tmp, so a workspace or HOME there proves nothing."""
-    base = ROOT / ".pytest-homes"
-    base.mkdir(exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="tmpdir-", dir=base))
-    yield folder
-    remove_deep(str(folder))
 
 
 def test_a_p_run_with_an_approved_command_leaves_tmpdir_empty(outside_tmp: Path) -> None:

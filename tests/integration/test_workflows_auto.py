@@ -7,29 +7,16 @@ safety"). HOME is a real folder outside /tmp holding a .gitconfig; the direct ru
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from framework_core.sandbox.probe import probe
-from framework_core.sandbox.transaction import remove_deep
 from tests import workflow_rig as rig
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(not probe().available, reason="no sandbox on this machine")
-
-
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """Outside /tmp: each sandboxed command gets a private /tmp, so a workspace or HOME there proves nothing."""
-    base = ROOT / ".pytest-homes"
-    base.mkdir(exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="workflows-", dir=base))
-    yield folder
-    remove_deep(str(folder))
 
 
 def test_at_least_eleven_of_the_twelve_offline_workflows_land_as_a_direct_run(outside_tmp: Path) -> None:
