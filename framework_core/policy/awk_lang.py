@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from framework_core.policy.kinds import unique_prefix
+
 TOKEN = re.compile(r'\s+|#[^\n]*|"(?:\\.|[^"\\\n])*"|[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|'
                    r"\.\d+|\|\||&&|>>|\|&|[<>!=]=|\+\+|--|[-+*/%^]=|\\\n|.", re.S)
 REGEX_AFTER = set("(,~!{;&|?:=") | {"", "\n", "&&", "||", "!~", "==", "!=", "<=", ">=", "return", "print",
@@ -103,13 +105,6 @@ class AwkArgs:
     from_file: bool = False  # -f/-E: the program is in a file, every operand is input
 
 
-def _long(key: str) -> str | None:
-    if key in LONG:
-        return key
-    found = [k for k in LONG if k.startswith(key)]
-    return found[0] if len(found) == 1 and key else None
-
-
 def parse_args(args: list[str]) -> AwkArgs:
     """gawk's command line: options up to the program (or `--`), then the operands."""
     out, i = AwkArgs(), 0
@@ -123,7 +118,7 @@ def parse_args(args: list[str]) -> AwkArgs:
         i += 1
         if a.startswith("--"):
             key, eq, value = a[2:].partition("=")
-            name = _long(key)
+            name = unique_prefix(key, LONG)
             if name is None:
                 out.problem = out.problem or f"{a} is not an option LACA knows for awk"
                 continue

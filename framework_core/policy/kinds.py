@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Collection, Literal
 
 #: How the policy looks at a call: "bash" classifies parameters["command"]; "read"/"write" check the path;
 #: "generic" goes by the tool's configured permission (declared and MCP tools).
@@ -25,3 +25,12 @@ class GrantOption:
     value: str  # the command, prefix, tool name or path
     tool_name: str
     label: str  # shown to the user before it is saved, e.g. "exactly: git push origin main"
+
+
+def unique_prefix(key: str, names: Collection[str]) -> str | None:
+    """The long option `key` names, whole or as GNU getopt_long's unique abbreviation; None when unknown or
+    ambiguous."""
+    if key in names:
+        return key
+    found = [k for k in names if k.startswith(key)]
+    return found[0] if len(found) == 1 and key else None

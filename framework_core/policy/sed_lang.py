@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from framework_core.policy.kinds import unique_prefix
+
 HARMLESS = set("pdDnNgGhHxz=lqQFv")
 PROBLEMS = {"e": "runs a command", "w": "writes a file", "W": "writes a file", "r": "reads a file",
             "R": "reads a file"}
@@ -219,13 +221,6 @@ class SedArgs:
     script_files: list[str] = field(default_factory=list)  # -f FILE
 
 
-def _long(key: str) -> str | None:
-    if key in LONG:
-        return key
-    found = [k for k in LONG if k.startswith(key)]
-    return found[0] if len(found) == 1 and key else None
-
-
 def parse_args(args: list[str]) -> SedArgs:
     """sed's command line as GNU getopt reads it (options may follow operands until `--`)."""
     out, i, operands, ended = SedArgs(), 0, [], False
@@ -238,7 +233,7 @@ def parse_args(args: list[str]) -> SedArgs:
             ended = True
         elif a.startswith("--"):
             key, eq, value = a[2:].partition("=")
-            name = _long(key)
+            name = unique_prefix(key, LONG)
             if name is None:
                 out.problem = out.problem or f"{a} is not an option LACA knows for sed"
                 continue
