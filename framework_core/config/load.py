@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from framework_core.config.dirs import user_config_path
 from framework_core.errors import ConfigError
 from framework_core.config.shipped import CONFIG_NAME, CONTEXT_NAME, shipped_dir
-from framework_core.config.load_errors import at_key, explain, key_path, pydantic_error, type_name
+from framework_core.config.load_errors import at_key, explain, key_path, pydantic_error
 from framework_core.config.yaml_load import YamlDoc, line_of, load_yaml_mapping
 
 __all__ = ["LoadedConfig", "Overrides", "load_config", "line_of", "read_yaml_file", "resolve_api_key"]
@@ -185,19 +185,13 @@ def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
 
 def _workspace_layer(files: "WorkspaceFiles") -> YamlDoc | None:
     from framework_core.config.trust_files import CONFIG
-    from framework_core.config.yaml_load import parse_yaml
+    from framework_core.config.yaml_load import as_mapping, parse_yaml
 
     text = files.text(CONFIG)
     if text is None:
         return None
     path = files.path(CONFIG)
-    doc = parse_yaml(text, path)
-    if doc.data is None:
-        doc.data = {}
-    if not isinstance(doc.data, dict):
-        raise ConfigError(f"the top level must be a mapping of keys to values, not {type_name(doc.data)}",
-                          path=str(path), line=1)
-    return doc
+    return as_mapping(parse_yaml(text, path), path)
 
 
 def workspace_layer(files: "WorkspaceFiles") -> dict[str, Any] | None:

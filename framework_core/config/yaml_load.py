@@ -114,7 +114,11 @@ def load_yaml(path: Path, *, what: str = "config file", max_bytes: int = MAX_BYT
 
 def load_yaml_mapping(path: Path, *, what: str = "config file", max_bytes: int = MAX_BYTES) -> YamlDoc:
     """A file whose top level must be a mapping (an empty file is an empty mapping)."""
-    doc = load_yaml(path, what=what, max_bytes=max_bytes)
+    return as_mapping(load_yaml(path, what=what, max_bytes=max_bytes), path)
+
+
+def as_mapping(doc: YamlDoc, path: Path) -> YamlDoc:
+    """`doc` as a mapping: an empty document is an empty mapping; any other top level is a ConfigError."""
     if doc.data is None:
         doc.data = {}
     if not isinstance(doc.data, dict):
