@@ -1,7 +1,7 @@
 """The one way a tool starts a process: inside the session's sandbox, through the bounded runner.
 
 Bash commands and declared CLI tools both come here, so both get the process group, the timeout, the output
-budget, the scrubbed environment and the sandbox profile chosen by the policy's decision. What happens in the
+budget, the environment by allowlist and the sandbox profile chosen by the policy's decision. What happens in the
 sandbox (the overlay, its change set, the gate, the apply and its undo entry) is one transaction
 (`sandbox/transaction.py`).
 """
