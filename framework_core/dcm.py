@@ -58,7 +58,9 @@ class LoadedDocument:
 
     @property
     def approx_tokens(self) -> int:
-        return len(self.content) // 4
+        from framework_core.estimate import text_tokens
+
+        return text_tokens(self.content)
 
 
 def _unescape(text: str) -> str:

@@ -20,6 +20,7 @@ from framework_core.core.approval import (MCP_WARNING, STOPPED, STOPPED_HERE, Ap
 from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
 from framework_core.core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
+from framework_core.core.teps_controls import TepsControls
 from framework_core.core.fate import CYCLE, CallFeatures, Fate, SandboxFacts, answered, can_preview, decide_fate
 from framework_core.lial_core import ToolRequest, ToolResult, ToolStatus
 from framework_core.policy.decide import CallFacts, Decision, PolicyState, decide
@@ -62,7 +63,7 @@ class _Prepared:
     notes: list[str] = field(default_factory=list)
 
 
-class TEPSEngine:
+class TEPSEngine(TepsControls):
     """Executes tool requests under the permission policy. One engine per session."""
 
     def __init__(self, config: "TepsSettings | dict[str, Any] | LoadedConfig | None" = None, *,
@@ -98,9 +99,10 @@ class TEPSEngine:
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
                                    undo=self.undo, withheld_env=withheld, sandbox=self.sandbox)
 
-    def close(self) -> None:
-        """Remove the temporary folders of the parts this engine built itself (the app closes its own)."""
-        if self._built_sandbox:
+    def close(self, *, sandbox: bool = False) -> None:
+        """Remove the temporary folders of the parts this engine built itself; with `sandbox`, the sandbox's
+        runtime folder also when the app gave it (the session's end: TMPDIR is left as it was found)."""
+        if self._built_sandbox or sandbox:
             self.sandbox.close()
 
     def warm_up(self) -> None:
@@ -404,9 +406,7 @@ class TEPSEngine:
     def _finish(self, prep: _Prepared, result: ToolResult, duration: float) -> ToolResult:
         """The one place a call's result is final: bounded as the model will read it, said on screen, recorded,
         returned."""
-        from framework_core.tools.result_budget import bound_result
-
-        result = bound_result(result, self.context.result_budget(), self.context.saver(f"{result.tool_name}-result"))
+        result = self.bounded(result)
         self.events(ToolCallFinished(prep.request, result, duration, prep.screen_note))
         decision, fate = prep.decision, prep.fate
         self.audit({

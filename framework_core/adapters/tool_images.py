@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from framework_core.estimate import base64_size, size_words
 from framework_core.lial_core import Message
 
 MAX_REQUEST_IMAGES = 20  # images per request (Anthropic's smaller size limit starts above 20)
@@ -54,7 +55,7 @@ def _plan(messages: list[Message], takes_images: bool, model: str) -> list[_Show
 def note(n: int, image: dict[str, str], why: str) -> str:
     """`[image 2 (image/png, 41.3 KB) not shown: <why>; saved as <path>]`: what a model without it reads."""
     where = f"; saved as {image['path']}" if image.get("path") else ""
-    size = _size(_decoded_len(str(image.get("data") or "")))
+    size = size_words(base64_size(image.get("data")))
     return f"[image {n} ({image.get('mime_type') or 'unknown type'}, {size}) not shown: {why}{where}]"
 
 
@@ -154,13 +155,3 @@ def _results(messages: list[Message]) -> list[Message]:
 
 def _data_url(image: dict[str, str]) -> str:
     return f"data:{image['mime_type']};base64,{image['data']}"
-
-
-def _decoded_len(data: str) -> int:
-    return len(data) * 3 // 4 - data[-2:].count("=")
-
-
-def _size(n: int) -> str:
-    if n < 1000:
-        return f"{n} bytes"
-    return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"

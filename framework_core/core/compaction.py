@@ -5,99 +5,173 @@ from the API's own count of the last request (cached tokens included) plus an es
 since; an estimate of the whole when no count is known. The trigger and `compact` both use it, so whenever
 compaction is triggered it does something. It runs before each request (between tool rounds and in `-p`
 too), on /compact, and when the API refuses a request as too long.
+
+`Compactor` keeps the measure's state for one conversation; what only the turn loop knows (the session in
+force, the active model, the fixed part of a request, the summary request it makes) it is given as callables.
+The rest here is pure.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from framework_core.lial_core import Message, Role, StreamDone
+from framework_core.estimate import messages_tokens
+from framework_core.lial_core import Message, Role
 
 if TYPE_CHECKING:
-    from framework_core.core.agent import Agent
+    from framework_core.adapters.profiles import Capabilities
+    from framework_core.core.session import MessageManager
+    from framework_core.tools.result_budget import Saver
 
 TRIGGER = 0.80  # compact when the next request would fill this share of the context window
 KEEP_RECENT = 6  # messages never trimmed
-TOOL_KEEP_CHARS = 1200
+TOOL_KEEP_CHARS = 1200  # of an old tool result: its head and tail, about half each
+TRIM_MARK_CHARS = 300  # and the marker that says what was left out and where the whole is
 SUMMARY_TOOL_CHARS = 2000  # of each tool result, in the text sent for a summary
 SUMMARY_PROMPT = ("Summarise the conversation so far for your own later use: the user's goals, decisions made, "
                   "files and commands involved, results, and open tasks. Be concise and factual; no preamble.")
+TRIMMED = "old tool output trimmed to save context"
 
 
-def estimate_text_tokens(text: str) -> int:
-    return len(text) // 4
+class Compactor:
+    """One conversation's context measure and compaction."""
+
+    def __init__(self, *, session: Callable[[], "MessageManager"], caps: Callable[[], "Capabilities"],
+                 fixed_tokens: Callable[[], int], summarise: Callable[[list[Message]], str],
+                 saver: Callable[[], "Saver | None"] = lambda: None) -> None:
+        self._session, self._caps, self._fixed, self._summarise, self._saver = (session, caps, fixed_tokens,
+                                                                                summarise, saver)
+        self.mark: int | None = None  # messages the last counted request (and its reply) covered
+        self._full_said = False  # "nothing to compact" was said; again only after compaction worked
+        self._percent: tuple[tuple, float] | None = None
+
+    def counted(self) -> None:
+        """The API's count of the request just answered covers the history up to here."""
+        self.mark = len(self._session().messages)
+
+    def reset(self) -> None:
+        """A new conversation: no count describes it yet."""
+        self.mark, self._full_said = None, False
+
+    def estimate(self) -> int:
+        """An estimate of the whole next request: the fixed part and every message."""
+        return self._fixed() + messages_tokens(self._session().messages)
+
+    def used(self) -> int:
+        """Tokens the next request will take: the last request's count (prompt, cached included, and reply)
+        plus an estimate of the messages added since, or an estimate of everything if that is more (a server
+        may report no usage, and after compaction the last count no longer describes the history)."""
+        session = self._session()
+        estimate = self.estimate()
+        if self.mark is None or self.mark > len(session.messages):
+            return estimate
+        last = session.last_usage
+        return max(last.context_tokens + last.output_tokens + messages_tokens(session.messages[self.mark:]),
+                   estimate)
+
+    def threshold(self) -> int:
+        return threshold(self._caps())
+
+    def percent(self) -> float:
+        """Percent of the window the next request takes, computed again only when the conversation or the model
+        changed: the status line redraws on every key."""
+        session, window = self._session(), self._caps().context_window
+        last = session.last_usage
+        key = (id(session), len(session.messages), self.mark, last.context_tokens, last.output_tokens, window)
+        if self._percent is None or self._percent[0] != key:
+            self._percent = (key, 100 * self.used() / window if window else 0.0)
+        return self._percent[1]
+
+    def report(self, model: str) -> str:
+        return usage_report(self._session(), self._caps(), self.used(), model)
+
+    def compact(self, *, force: bool = False) -> str:
+        """Trim old tool output; summarise the older turns when still over the threshold (or `force`)."""
+        session = self._session()
+        messages, trimmed = trim_tool_output(session.messages, save=self._saver())
+        notes = []
+        if trimmed:
+            session.replace(messages, f"trimmed {trimmed} old tool outputs")
+            self.mark = None  # the last count no longer describes the history
+            notes.append(f"trimmed {trimmed} old tool output(s)")
+        if force or self.used() >= self.threshold():
+            cut = split_for_summary(messages)
+            if cut == 0:
+                notes.append("too little history to summarise")
+            else:
+                summary = self._summarise(messages[:cut])
+                if summary:
+                    head = Message("user", f"[Summary of the earlier conversation]\n{summary}", meta={"summary": True})
+                    session.replace([head] + messages[cut:], "summarised older turns")
+                    self.mark = None
+                    notes.append(f"summarised {cut} older message(s)")
+        return ("Compacted: " + "; ".join(notes)) if notes else "Nothing to compact."
+
+    def maybe_compact(self) -> str | None:
+        """Compact when the next request would pass the threshold. A note when something was done, or (once,
+        until compaction works again) when nothing could be."""
+        if self.used() < self.threshold():
+            return None
+        try:
+            note = self.compact()
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # compaction must never break the session
+            note = f"Could not compact the history ({exc}); use /clear if requests start failing."
+        if "summarised" in note or "trimmed" in note:
+            self._full_said = False
+            return note
+        if self._full_said:
+            return None
+        self._full_said = True
+        if note.startswith("Could not"):
+            return note
+        return (f"The context is {100 * self.used() // self._caps().context_window}% full and there is no older "
+                "history to summarise; /clear starts afresh.")
 
 
-def estimate_tokens(messages: list[Message]) -> int:
-    return sum(len(m.content) + sum(len(json.dumps(c.wire_arguments(), default=str)) for c in m.tool_calls)
-               for m in messages) // 4
-
-
-def _estimate_request(agent: "Agent") -> int:
-    system = agent.dcm.build_system_prompt(agent.persona_id)
-    tools = json.dumps([s.__dict__ for s in agent.teps.registry.schemas()], default=str)
-    return estimate_text_tokens(system) + estimate_text_tokens(tools) + estimate_tokens(agent.session.messages)
-
-
-def mark_request(agent: "Agent") -> None:
-    """Remember how many messages the last counted request (and its reply) covered."""
-    agent.context_mark = len(agent.session.messages)
-
-
-def context_used(agent: "Agent") -> int:
-    """Tokens the next request will take: the last request's count (prompt, cached included, and reply)
-    plus an estimate of the messages added since, or an estimate of everything if that is more (a server
-    may report no usage, and after compaction the last count no longer describes the history)."""
-    last = agent.session.last_usage
-    mark = agent.context_mark
-    estimate = _estimate_request(agent)
-    if mark is None or mark > len(agent.session.messages):
-        return estimate
-    counted = last.context_tokens + last.output_tokens + estimate_tokens(agent.session.messages[mark:])
-    return max(counted, estimate)
-
-
-def threshold(agent: "Agent") -> int:
+def threshold(caps: "Capabilities") -> int:
     """Compact above this: the trigger share of the window, leaving room for the reply where that is less."""
-    caps = agent.caps
     window = caps.context_window
     room = window - (caps.output_tokens or 0)
     return int(max(window * TRIGGER / 2, min(window * TRIGGER, room)))
 
 
-def usage_report(agent: "Agent") -> str:
+def usage_report(session: "MessageManager", caps: "Capabilities", used: int, model: str) -> str:
     """Tokens per turn and in total (cache reads and writes apart, cost where prices are known), then the
-    context the last request used."""
+    context the last request used (`used`: the measure above)."""
     from framework_core.core.accounting import turns_table
 
-    caps = agent.caps
-    u, last = agent.session.usage, agent.session.last_usage
-    used, window = context_used(agent), caps.context_window
-    lines = turns_table(agent.session.ledger, u, caps.prices)
+    u, last = session.usage, session.last_usage
+    window = caps.context_window
+    lines = turns_table(session.ledger, u, caps.prices)
     lines.append(f"Last request: {last.context_tokens:,} in ({last.cache_read_tokens:,} from the cache) / "
                  f"{last.output_tokens:,} out · context {used:,} of {window:,} ({100 * used / window:.0f}%; "
-                 f"compacts at {threshold(agent):,})")
+                 f"compacts at {threshold(caps):,})")
     cost = caps.prices.cost(u)
     if cost is not None:
         p = caps.prices
         lines.append(f"Estimated cost: ${cost:.4f} in all (at ${p.input:g}/M in, ${p.output:g}/M out, "
                      f"${p.read_rate():g}/M cache reads, ${p.write_rate():g}/M cache writes)")
     else:
-        lines.append(f"Cost: unknown (no prices for {agent.provider.model}: set price_input_per_mtok / "
+        lines.append(f"Cost: unknown (no prices for {model}: set price_input_per_mtok / "
                      "price_output_per_mtok in its llm_settings entry)")
     return "\n".join(lines)
 
 
-def trim_tool_output(messages: list[Message], keep_recent: int = KEEP_RECENT) -> tuple[list[Message], int]:
-    """Shorten large tool results older than the last `keep_recent` messages. Pure; returns (messages, count)."""
+def trim_tool_output(messages: list[Message], keep_recent: int = KEEP_RECENT,
+                     save: "Saver | None" = None) -> tuple[list[Message], int]:
+    """Shorten large tool results older than the last `keep_recent` messages to their head and tail (the one
+    cutter, `tools/result_budget.py`; the whole saved with `save` for a later readFile). Returns (messages,
+    count)."""
+    from framework_core.tools.result_budget import bound
+
     out, trimmed = [], 0
     cutoff = len(messages) - keep_recent
     for i, m in enumerate(messages):
         if i < cutoff and m.role == "tool_result" and len(m.content) > 2 * TOOL_KEEP_CHARS:
-            half = TOOL_KEEP_CHARS // 2
-            text = (m.content[:half] + f"\n[… {len(m.content) - 2 * half:,} characters of old tool output trimmed "
-                    "to save context …]\n" + m.content[-half:])
+            text = bound(m.content, TOOL_KEEP_CHARS + TRIM_MARK_CHARS, save, note=TRIMMED).text
             out.append(Message(m.role, text, m.tool_call_id, m.tool_name, is_error=m.is_error, meta={"trimmed": True}))
             trimmed += 1
         else:
@@ -139,73 +213,11 @@ def as_text(messages: list[Message]) -> list[Message]:
     return out
 
 
-def summarise(agent: "Agent", older: list[Message]) -> str:
-    from framework_core.adapters.retry import stream_with_retry
-
-    system = agent.dcm.build_system_prompt(agent.persona_id)
+def summary_request(older: list[Message]) -> list[Message]:
+    """What is sent to have `older` summarised: the turns as text, then the request to summarise."""
     request = as_text(older)
     if request and request[-1].role == "user":
         request[-1] = Message("user", request[-1].content + "\n\n" + SUMMARY_PROMPT)
     else:
         request.append(Message("user", SUMMARY_PROMPT))
-    from framework_core.core.events import ModelRequestStarted, Notice, RetryScheduled
-
-    def on_retry(attempt: int, max_attempts: int, delay: float, reason: str) -> None:
-        agent.events(RetryScheduled(attempt, max_attempts, delay, reason))
-
-    agent.events(Notice("info", f"Summarising {len(older)} older message(s) to free context (Ctrl-C stops)…"))
-    agent.events(ModelRequestStarted(agent.provider_name, agent.provider.model))  # the spinner, with seconds
-    stream = stream_with_retry(lambda: agent.adapter.stream(request, [], system), agent.config.retry, on_retry)
-    for event in stream:
-        if isinstance(event, StreamDone):
-            usage = event.response.usage
-            agent.session.record_usage(usage, side_request=True)  # paid for: counted in /tokens
-            agent.events(Notice("info", f"Summary received ({usage.input_tokens:,} input + {usage.output_tokens:,} "
-                                        "output tokens, counted in /tokens)."))
-            return event.response.conversation.strip()
-    return ""
-
-
-def compact(agent: "Agent", *, force: bool = False) -> str:
-    session = agent.session
-    messages, trimmed = trim_tool_output(session.messages)
-    notes = []
-    if trimmed:
-        session.replace(messages, f"trimmed {trimmed} old tool outputs")
-        agent.context_mark = None  # the last count no longer describes the history
-        notes.append(f"trimmed {trimmed} old tool output(s)")
-    if force or context_used(agent) >= threshold(agent):
-        cut = split_for_summary(messages)
-        if cut == 0:
-            notes.append("too little history to summarise")
-        else:
-            summary = summarise(agent, messages[:cut])
-            if summary:
-                head = Message("user", f"[Summary of the earlier conversation]\n{summary}", meta={"summary": True})
-                session.replace([head] + messages[cut:], "summarised older turns")
-                agent.context_mark = None
-                notes.append(f"summarised {cut} older message(s)")
-    return ("Compacted: " + "; ".join(notes)) if notes else "Nothing to compact."
-
-
-def maybe_compact(agent: "Agent") -> str | None:
-    """Compact when the next request would pass the threshold. A note when something was done, or (once,
-    until compaction works again) when nothing could be."""
-    if context_used(agent) < threshold(agent):
-        return None
-    try:
-        note = compact(agent)
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:  # compaction must never break the session
-        note = f"Could not compact the history ({exc}); use /clear if requests start failing."
-    if "summarised" in note or "trimmed" in note:
-        agent.context_full_said = False
-        return note
-    if agent.context_full_said:
-        return None
-    agent.context_full_said = True
-    if note.startswith("Could not"):
-        return note
-    return (f"The context is {100 * context_used(agent) // agent.caps.context_window}% full and there is no older "
-            "history to summarise; /clear starts afresh.")
+    return request

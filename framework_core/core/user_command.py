@@ -1,8 +1,9 @@
 """`!cmd` in the REPL: the user's own command, run through the same sandboxed executor as an approved call.
 
 The workspace is writable (the change can be undone with /undo, as an approved command's), the network is
-given only when the policy says the command uses it, credentials stay hidden. The run is recorded in the
-transcript, shown like a tool call, and told to the model with the next message (bounded).
+given only when the policy says the command uses it, credentials stay hidden. The run is shown like a tool call
+and its result passes the one result budget (`TEPSEngine.bounded`: head and tail, the rest saved where every
+cut result is); the turn loop records it and tells the model with the next message.
 """
 
 from __future__ import annotations
@@ -11,29 +12,28 @@ import itertools
 import time
 from typing import TYPE_CHECKING
 
+from framework_core.core.events import EventSink, ToolCallFinished, ToolCallStarted, ToolOutputChunk
 from framework_core.errors import ToolError
-from framework_core.core.events import ToolCallFinished, ToolCallStarted, ToolOutputChunk
 from framework_core.lial_core import ToolRequest, ToolResult, ToolStatus
 
 if TYPE_CHECKING:
-    from framework_core.core.agent import Agent
+    from framework_core.teps import TEPSEngine
 
-NOTE_CHARS = 2000  # of its output, told to the model
 _ids = itertools.count(1)
 
 
-def run_user_command(agent: "Agent", command: str) -> ToolResult:
+def run_user_command(teps: "TEPSEngine", events: EventSink, command: str) -> ToolResult:
+    """Run `command` as an approved bash call would run; returns its result as the model will read it."""
     from framework_core.policy.classifier import classify_command
     from framework_core.tools.base import CallScope
 
-    teps = agent.teps
     request = ToolRequest(f"user-shell-{next(_ids)}", "executeBashCommand", {"command": command})
     spec = teps.registry.get("executeBashCommand")
     assert spec is not None, "the bash tool is built in"
     ctx = teps.context
     ctx.scope = CallScope(writes=True, network=classify_command(command).network)
-    ctx.on_output = lambda text: agent.events(ToolOutputChunk(request.request_id, text))
-    agent.events(ToolCallStarted(request, "Run command", command, True, "you typed it (!)"))
+    ctx.on_output = lambda text: events(ToolOutputChunk(request.request_id, text))
+    events(ToolCallStarted(request, "Run command", command, True, "you typed it (!)"))
     started = time.monotonic()
     try:
         data = spec.handler({"command": command}, ctx)
@@ -45,18 +45,17 @@ def run_user_command(agent: "Agent", command: str) -> ToolResult:
         result = ToolResult(request.request_id, request.tool_name, "error", {"error_message": str(exc)})
     finally:
         ctx.on_output = None
-    agent.events(ToolCallFinished(request, result, time.monotonic() - started))
-    agent.session.record({"type": "user_command", "command": command, "status": result.status,
-                          "exit_code": result.data.get("exit_code"), "changes": result.data.get("changes")})
-    agent.note_for_model(note_text(command, result))
+    result = teps.bounded(result)
+    events(ToolCallFinished(request, result, time.monotonic() - started))
     return result
 
 
+def record(command: str, result: ToolResult) -> dict:
+    """The transcript's record of a `!cmd`."""
+    return {"type": "user_command", "command": command, "status": result.status,
+            "exit_code": result.data.get("exit_code"), "changes": result.data.get("changes")}
+
+
 def note_text(command: str, result: ToolResult) -> str:
-    d = result.data
-    output = ((d.get("stdout") or "") + (d.get("stderr") or "")).strip() or d.get("error_message") or ""
-    if len(output) > NOTE_CHARS:
-        output = output[: NOTE_CHARS // 2] + "\n[…]\n" + output[-NOTE_CHARS // 2:]
-    changes = f"; {d['changes']}" if d.get("changes") else ""
-    return (f"the user ran `{command}` themselves (exit {d.get('exit_code')}{changes}). Its output:\n{output}"
-            if output else f"the user ran `{command}` themselves (exit {d.get('exit_code')}{changes}); no output.")
+    """What the model is told: the command and its result as a tool call's reads (already within the budget)."""
+    return f"the user ran `{command}` themselves. What it gave:\n{result.to_model_text()}"

@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from framework_core.estimate import base64_size, size_words
+
 IMAGE_MAX_BYTES = 1_500_000  # per image, decoded
 MAX_IMAGES = 4  # per result
 EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
@@ -44,12 +46,12 @@ def _part(item: Any, out: Converted) -> str:
     if kind == "image":
         return _image(str(item.data), str(item.mime_type), out)
     if kind == "audio":
-        return f"[audio {item.mime_type}, {_size(_decoded_len(item.data))}: not sent (the model's API takes no audio " \
-               "in tool results)]"
+        size = size_words(base64_size(item.data))
+        return f"[audio {item.mime_type}, {size}: not sent (the model's API takes no audio in tool results)]"
     if kind == "resource_link":
         return _link(item)
     if kind == "resource":
-        return _embedded(item.resource)
+        return embedded_text(item.resource)
     return f"[{kind or 'unknown'} content: not shown]"
 
 
@@ -60,13 +62,13 @@ def _image(data: str, declared: str, out: Converted) -> str:
         return f"[image {declared}: not attached, its data is not valid base64]"
     mime = _sniff(raw)
     if mime is None:
-        return f"[image {declared}, {_size(len(raw))}: not attached (only PNG, JPEG, GIF and WebP can be sent)]"
+        return f"[image {declared}, {size_words(len(raw))}: not attached (only PNG, JPEG, GIF and WebP can be sent)]"
     if len(raw) > IMAGE_MAX_BYTES:
-        return f"[image {mime}, {_size(len(raw))}: not attached (over the {_size(IMAGE_MAX_BYTES)} limit)]"
+        return f"[image {mime}, {size_words(len(raw))}: not attached (over the {size_words(IMAGE_MAX_BYTES)} limit)]"
     if len(out.images) >= MAX_IMAGES:
-        return f"[image {mime}, {_size(len(raw))}: not attached (at most {MAX_IMAGES} images per result)]"
+        return f"[image {mime}, {size_words(len(raw))}: not attached (at most {MAX_IMAGES} images per result)]"
     out.images.append({"mime_type": mime, "data": data})
-    return f"[image {len(out.images)}: {mime}, {_size(len(raw))}]"
+    return f"[image {len(out.images)}: {mime}, {size_words(len(raw))}]"
 
 
 def _sniff(raw: bytes) -> str | None:
@@ -82,29 +84,18 @@ def _link(item: Any) -> str:
     if getattr(item, "description", None):
         lines.append(f"  description: {item.description}")
     if getattr(item, "mime_type", None) or getattr(item, "size", None) is not None:
-        size = f", {_size(item.size)}" if getattr(item, "size", None) is not None else ""
+        size = f", {size_words(item.size)}" if getattr(item, "size", None) is not None else ""
         lines.append(f"  type: {item.mime_type or 'unknown'}{size}")
     return "\n".join(lines)
 
 
-def _embedded(res: Any) -> str:
+def embedded_text(res: Any) -> str:
     mime = getattr(res, "mime_type", None)
     label = f"{res.uri}" + (f" ({mime})" if mime else "")
     text = getattr(res, "text", None)
     if text is not None:
         return f"[resource {label}]\n{text}"
-    return f"[binary resource {label}, {_size(_decoded_len(getattr(res, 'blob', '')))}: not shown]"
-
-
-def _decoded_len(data: Any) -> int:
-    text = str(data or "")
-    return len(text) * 3 // 4 - text[-2:].count("=")
-
-
-def _size(n: int) -> str:
-    if n < 1000:
-        return f"{n} bytes"
-    return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
+    return f"[binary resource {label}, {size_words(base64_size(getattr(res, 'blob', '')))}: not shown]"
 
 
 def resource_contents(contents: list[Any]) -> Converted:
@@ -121,6 +112,6 @@ def resource_contents(contents: list[Any]) -> Converted:
         elif mime.startswith("image/"):
             parts.append(_image(str(getattr(res, "blob", "")), mime, out))
         else:
-            parts.append(_embedded(res))
+            parts.append(embedded_text(res))
     out.text = "\n".join(parts)
     return out

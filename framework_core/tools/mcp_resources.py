@@ -255,7 +255,8 @@ def reader_spec(server: "_Server", handler: Any) -> "ToolSpec":
 def prompt_text(messages: list[Any]) -> PromptText:
     """A prompt's messages as one user message: text (embedded text resources included) in order, an
     assistant's part marked as such; images, audio and binary parts are left out and named."""
-    from framework_core.tools.mcp_content import _embedded, _size
+    from framework_core.estimate import base64_size, size_words
+    from framework_core.tools.mcp_content import embedded_text
 
     parts: list[str] = []
     left_out: list[str] = []
@@ -265,14 +266,14 @@ def prompt_text(messages: list[Any]) -> PromptText:
         if kind == "text":
             text = str(content.text)
         elif kind == "resource" and getattr(content.resource, "text", None) is not None:
-            text = _embedded(content.resource)
+            text = embedded_text(content.resource)
         elif kind == "resource_link":
             text = f"[resource link] {content.name}: {content.uri}"
         else:
             mime = getattr(content, "mime_type", None) or getattr(getattr(content, "resource", None), "mime_type", "")
-            size = len(str(getattr(content, "data", "") or "")) * 3 // 4
+            size = base64_size(getattr(content, "data", ""))
             left_out.append(f"message {n}: {kind or 'unknown'} {mime or ''}".rstrip()
-                            + (f" ({_size(size)})" if size else ""))
+                            + (f" ({size_words(size)})" if size else ""))
             continue
         parts.append(f"[assistant]\n{text}" if message.role == "assistant" else text)
     return PromptText("\n\n".join(parts), tuple(left_out))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, AnyStr, Callable, Generic
 
+from framework_core.estimate import token_chars
 from framework_core.wording import plural
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET = 10_000  # characters of one result the model receives
 MIN_BUDGET = 1_000
 WINDOW_SHARE = 0.10  # one result takes at most this share of the model's context window
-CHARS_PER_TOKEN = 4
 SNAP = 0.2  # cut at a line end when one lies within this share of the kept part
 CHUNK = 1 << 20
 
@@ -62,7 +62,7 @@ def budget_for_window(configured: int, context_window_tokens: int | None) -> int
     """The configured budget, made smaller when the model's context window is small."""
     if not context_window_tokens:
         return configured
-    share = int(context_window_tokens * CHARS_PER_TOKEN * WINDOW_SHARE)
+    share = int(token_chars(context_window_tokens) * WINDOW_SHARE)
     return max(MIN_BUDGET, min(configured, share))
 
 
@@ -162,14 +162,16 @@ def _marker(cut_bytes: int, first: int, lines: int | None, total: int | None, wh
 
 # ---- entry points -----------------------------------------------------------------------------------
 
-def bound(text: str, budget: int = DEFAULT_BUDGET, save: Saver | None = None, *, path: str | None = None) -> Bounded:
+def bound(text: str, budget: int = DEFAULT_BUDGET, save: Saver | None = None, *, path: str | None = None,
+          note: str = "") -> Bounded:
     """Keep `text` within `budget` characters: head and tail, with the cut marked where it was made. The whole
-    is saved with `save` for paging, or already lies in `path`."""
+    is saved with `save` for paging, or already lies in `path`; `note` says where it is kept otherwise (a
+    request that leaves out what the session keeps)."""
     if len(text) <= budget:
         return Bounded(text)
-    note = ""
-    if path is None:
-        path, note = _save(text, save)
+    if path is None and (save is not None or not note):
+        path, why = _save(text, save)
+        note = "; ".join(part for part in (note, why) if part)
     whole = _Whole(text[:budget], text[-(budget + 1):], len(text), _nbytes(text), text.count("\n"))
     return _cut(whole, budget, _Where(path, note))
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from framework_core.core.accounting import all_tokens, status_total
-from framework_core.core.compaction import usage_report
 from framework_core.core.session import load_transcript
 from tests.fakes.script import Reply, ToolCallSpec, icerc
 from tests.integration.provider_rig import provider_rig
@@ -41,7 +40,7 @@ def test_tokens_are_shown_per_turn_and_in_total_with_cache_and_cost(claude) -> N
     first, second = session.ledger.turns
     assert (first.requests, second.requests) == (2, 1)
     assert first.usage + second.usage == session.usage and session.usage.cache_write_tokens > 0
-    report = usage_report(claude.agent)
+    report = claude.agent.usage_report()
     turn1, turn2, total = rows(report)
     assert turn1[:5] == ["1.", "Read", "notes.txt", "for", "me"] and turn2[:2] == ["2.", "hi"] and total[0] == "total"
     assert total[1:6] == [f"{n:,}" for n in (3, session.usage.input_tokens, session.usage.cache_read_tokens,
@@ -73,7 +72,7 @@ def test_unknown_prices_leave_the_cost_out(workspace: Path, monkeypatch: pytest.
     rig = provider_rig(openai_server, workspace, monkeypatch, api_type="openai", model="fake-model",
                        key="test-key-openai")
     two_turns(rig)
-    report = usage_report(rig.agent)
+    report = rig.agent.usage_report()
     assert "cost" not in report.splitlines()[0] and "Cost: unknown (no prices for fake-model" in report
     assert "$" not in status_total(rig.agent.session.usage, rig.agent.caps.prices)
 

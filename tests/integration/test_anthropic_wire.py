@@ -167,7 +167,7 @@ def test_ten_tool_rounds_read_the_unchanged_prefix_from_the_cache(claude: Rig) -
         assert after.input_tokens < 50 and after.cache_write_tokens < 200  # only the new round is written
     marks = claude.server.requests[-1]
     assert marks["tools"][-1]["cache_control"] == {"type": "ephemeral"} and marks["system"][0]["cache_control"]
-    report = __import__("framework_core.core.compaction", fromlist=["usage_report"]).usage_report(claude.agent)
+    report = claude.agent.usage_report()
     assert "from the cache" in report and "cache reads" in report
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from framework_core.core.compaction import compact
 from framework_core.core.events import ModelRequestStarted, Notice, RetryScheduled
 from tests.fakes.script import Fault, Reply
 from tests.integration.conftest import Rig
@@ -15,7 +14,7 @@ def test_compact_shows_progress_and_retries_and_counts_its_tokens(rig: Rig) -> N
     before, last = rig.agent.session.usage, rig.agent.session.last_usage
     rig.events.clear()
     rig.server.enqueue(Reply(fault=Fault.http(503)), Reply(text="SUMMARY: three questions.", usage=(1234, 56)))
-    note = compact(rig.agent, force=True)
+    note = rig.facade.compact()
     assert "summarised" in note
     kinds = [type(e) for e in rig.events]
     assert Notice in kinds and ModelRequestStarted in kinds and RetryScheduled in kinds

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from framework_core.core.compaction import (TRIGGER, _estimate_request, compact, context_used, threshold,
-                                            trim_tool_output, usage_report)
+from framework_core.core.compaction import TRIGGER, threshold, trim_tool_output
 from framework_core.core.events import Notice
 from framework_core.core.history import is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult
@@ -28,7 +27,7 @@ def test_compact_summarises_older_turns_and_history_stays_valid(rig: Rig) -> Non
         rig.server.enqueue(Reply(text=f"answer {i}"))
         rig.agent.run_turn(f"question {i}")
     rig.server.enqueue(Reply(text="SUMMARY: four questions were asked."))
-    note = compact(rig.agent, force=True)
+    note = rig.agent.compact()
     assert "summarised" in note
     msgs = rig.agent.session.messages
     assert msgs[0].content.startswith("[Summary of the earlier conversation]") and "four questions" in msgs[0].content
@@ -40,7 +39,7 @@ def test_compact_summarises_older_turns_and_history_stays_valid(rig: Rig) -> Non
 def test_auto_compaction_runs_before_the_request_that_would_overflow(rig: Rig) -> None:
     """The trigger and the compaction use one measure: when the next request would pass the threshold the
     older turns are summarised first (in the turn loop, so in -p too), as text, without tools."""
-    base = _estimate_request(rig.agent)
+    base = rig.agent.context.estimate()
     rig.agent.provider.max_tokens = 500
     rig.agent.provider.context_window = int((base + 1250) / TRIGGER)  # three turns of ~510 tokens pass it
     rig.agent.provider.price_input_per_mtok = 1.0
@@ -49,8 +48,8 @@ def test_auto_compaction_runs_before_the_request_that_would_overflow(rig: Rig) -
         rig.server.enqueue(Reply(text=f"{i}" * 2000))
         rig.agent.run_turn(f"q{i}")
     assert not any(m.meta.get("summary") for m in rig.agent.session.messages)
-    assert context_used(rig.agent) >= threshold(rig.agent)
-    report = usage_report(rig.agent)
+    assert rig.agent.context.used() >= threshold(rig.agent.caps)
+    report = rig.facade.usage_report()
     assert "Estimated cost: $" in report and f"of {rig.agent.caps.context_window:,}" in report
     rig.server.enqueue(Reply(text="SUMMARY: three long answers."), Reply(text="after the summary"))
     assert rig.agent.run_turn("q3").text == "after the summary"

@@ -132,7 +132,7 @@ def test_tool_call_ids_other_apis_made_are_accepted_and_paired(rig: Rig) -> None
 
 def test_the_warm_up_builds_the_sdk_client_before_the_first_message(rig) -> None:
     rig.agent.warm_up().join(10)
-    assert rig.agent._adapter is not None and rig.agent._adapter._client is not None  # the SDK is imported
+    assert rig.agent.llm.built is not None and rig.agent.llm.built._client is not None  # the SDK is imported
 
 
 def test_the_tools_warm_up_without_the_provider(rig) -> None:
@@ -140,7 +140,7 @@ def test_the_tools_warm_up_without_the_provider(rig) -> None:
     specs = rig.agent.teps.registry.all()
     rig.agent.warm_up(provider=False).join(10)
     assert all("validator" in spec.__dict__ for spec in specs)
-    assert rig.agent._adapter is None
+    assert rig.agent.llm.built is None
 
 
 def test_tool_definitions_that_leave_no_room_are_said_once_with_what_to_change(rig) -> None:

@@ -102,7 +102,7 @@ def test_strict_template_needs_alternation_and_string_content(servers, workspace
     outcome = rig.agent.run_turn("second")
     assert outcome.error and "roles must alternate" in outcome.error
     rig.agent.provider.merge_user_messages = True
-    rig.agent._reset_adapter()
+    rig.agent.llm.reset()
     rig.server._queue.clear()
     rig.server.enqueue(Reply(tool_calls=[bash_call("true", "v1")]), Reply(text="merged"))
     assert rig.agent.run_turn("third").text == "merged"  # and the tool call's content went as ""
@@ -136,10 +136,10 @@ def test_refusals_of_the_api_read_clearly(openai_server, workspace, monkeypatch)
 def test_length_stop_and_cut_call_are_reported(openai_server, workspace, monkeypatch) -> None:
     rig = chat_rig(openai_server, workspace, monkeypatch)
     rig.server.enqueue(Reply(text="cut here", stop="limit"))
-    done = list(rig.agent.adapter.stream([Message("user", "hi")], [], ""))[-1]
+    done = list(rig.agent.llm.adapter.stream([Message("user", "hi")], [], ""))[-1]
     assert (done.response.stop_reason, done.response.conversation) == ("length", "cut here")
     rig.server.enqueue(Reply(tool_calls=[bash_call("echo " + "x" * 30, "k1")], stop="limit"))
-    done = list(rig.agent.adapter.stream([Message("user", "hi")], [], ""))[-1]
+    done = list(rig.agent.llm.adapter.stream([Message("user", "hi")], [], ""))[-1]
     assert done.response.stop_reason == "length" and done.response.tool_requests[0].parse_error
     assert is_valid(rig.agent.session.messages)
 
@@ -177,7 +177,7 @@ def test_a_refusal_is_shown_as_the_reply_and_reported(openai_server, workspace, 
     outcome = rig.agent.run_turn("hi")
     assert outcome.text == "I can't help with that."
     rig.server.enqueue(Reply(text="I can't help with that.", stop="refusal"))
-    done = list(rig.agent.adapter.stream([Message("user", "hi")], [], ""))[-1]
+    done = list(rig.agent.llm.adapter.stream([Message("user", "hi")], [], ""))[-1]
     assert done.response.stop_reason == "refusal"
 
 

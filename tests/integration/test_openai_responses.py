@@ -123,7 +123,7 @@ def test_a_model_that_does_not_reason_is_asked_again_without_encrypted_reasoning
 
 
 def test_output_limit_and_cut_tool_call_are_reported_as_length(rig: Rig) -> None:
-    adapter = rig.agent.adapter
+    adapter = rig.agent.llm.adapter
     rig.server.enqueue(Reply(text="A long answer that", stop="limit"))
     done = list(adapter.stream([Message("user", "hi")], [], ""))[-1]
     assert done.response.stop_reason == "length" and done.response.conversation == "A long answer that"
@@ -163,7 +163,7 @@ def test_switch_to_chat_and_anthropic_keeps_the_history_valid(rig: Rig, anthropi
                                                             "base_url": anthropic_server.base_url,
                                                             "api_key_env_var": "ANTHROPIC_API_KEY"})
     monkey_key = {"ANTHROPIC_API_KEY": "test-key-anthropic"}
-    rig.agent.env = {**rig.agent.env, **monkey_key}
+    rig.agent.llm.env = {**rig.agent.llm.env, **monkey_key}
     rig.agent.set_provider("chat")
     rig.server.enqueue(Reply(text="chat sees it"))
     assert rig.agent.run_turn("what did you find?").text == "chat sees it"
@@ -210,7 +210,7 @@ def test_fake_reasoning_needs_include_to_come_back_encrypted(openai_server: Fake
 
 def test_a_refusal_is_shown_as_the_reply_and_reported(rig: Rig) -> None:
     rig.server.enqueue(Reply(text="I can't help with that.", stop="refusal"))
-    done = list(rig.agent.adapter.stream([Message("user", "hi")], [], ""))[-1]
+    done = list(rig.agent.llm.adapter.stream([Message("user", "hi")], [], ""))[-1]
     assert (done.response.stop_reason, done.response.conversation) == ("refusal", "I can't help with that.")
 
 

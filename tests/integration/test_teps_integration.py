@@ -131,8 +131,8 @@ def test_stall_after_the_stream_opened_is_reported_not_retried(rig: Rig) -> None
 
 
 def test_auth_error_not_retried_clear_message(rig: Rig, monkeypatch) -> None:
-    rig.agent.api_key = "wrong-key"
-    rig.agent._reset_adapter()
+    rig.agent.llm.api_key = "wrong-key"
+    rig.agent.llm.reset()
     outcome = rig.agent.run_turn("hi")
     assert outcome.error and "authentication failed" in outcome.error and "wrong-key" not in outcome.error
     assert not [e for e in rig.events if isinstance(e, RetryScheduled)]

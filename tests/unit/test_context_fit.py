@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from framework_core.core.context_fit import fit, message_tokens
+from framework_core.core.context_fit import fit
+from framework_core.estimate import SAFE_CHARS_PER_TOKEN, message_tokens
 from framework_core.core.history import is_valid
 from framework_core.lial_core import Message, ToolRequest, ToolResult
 
@@ -17,7 +18,7 @@ def turn(n: int, output: int, args: str = "ls") -> list[Message]:
 
 
 def total(messages: list[Message]) -> int:
-    return sum(message_tokens(m) for m in messages)
+    return sum(message_tokens(m, SAFE_CHARS_PER_TOKEN) for m in messages)  # what a cut aims at
 
 
 def test_a_history_that_fits_is_sent_as_it_is() -> None:

@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("framework_core", "errors", "wording"),       # the exception hierarchy and the words shown to users
     ("policy",),                                    # pure: imports nothing else of LACA (checked below)
     ("config",),                                    # models, loader, YAML reader, shipped defaults, trust
-    ("lial_core", "dcm", "sandbox"),                # the message types, the context documents, the sandbox
+    ("lial_core", "dcm", "sandbox", "estimate"),    # the message types, the context documents, the sandbox, estimates
     ("tools", "adapters"),                          # tool registry and executor; one adapter per wire API
     ("core", "teps"),                               # the turn loop, sessions, TEPS, the façade
     ("ui",),                                        # front ends: talk to the façade only

@@ -19,13 +19,15 @@ from framework_core.ui.completion import expand_attachments
 from framework_core.ui.render import EventRenderer
 from framework_core.ui.repl import Repl
 from framework_core.ui.slash import is_command, near_misses
-from framework_core.app.wiring import build_agent
+from framework_core.app.wiring import Parts, build_agent
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.script import Reply
 
 
 @pytest.fixture
-def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Repl, io.StringIO, FakeOpenAIServer]]:
+def app(workspace: Path,
+        monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Repl, io.StringIO, FakeOpenAIServer, Parts]]:
+    """A REPL on a fake server, and the parts behind its façade (for tests that stand in for a restart)."""
     server = FakeOpenAIServer()
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     (workspace / "framework_config.yaml").write_text(f"llm_settings:\n  openai:\n    base_url: {server.base_url}\n")
@@ -36,8 +38,13 @@ def repl(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Rep
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         parts = build_agent(loaded, events=renderer, approver=ScriptedApprover(), session=open_session(workspace / "d"),
                             start_mcp=False)
-        yield Repl(parts.facade, console, renderer, pt_input=pipe, pt_output=DummyOutput()), buf, server
+        yield Repl(parts.facade, console, renderer, pt_input=pipe, pt_output=DummyOutput()), buf, server, parts
     server.close()
+
+
+@pytest.fixture
+def repl(app) -> tuple[Repl, io.StringIO, FakeOpenAIServer]:
+    return app[:3]
 
 
 def test_paths_and_pasted_blocks_are_messages() -> None:
@@ -85,7 +92,7 @@ def test_bang_runs_a_command_yourself_in_the_sandbox_and_the_model_is_told(repl,
     out = buf.getvalue()
     assert (workspace / "shell.txt").read_text() == "made\n" and "done" in out
     assert "(you typed it (!))" in out and "✗ exit 1" in out  # the credential stays hidden: cat fails
-    assert r.facade.agent.teps.undo.entries(), "the change can be undone like an approved command's"
+    assert r.facade.changes(), "the change can be undone like an approved command's"
     server.enqueue(Reply(text="I see."))
     r.handle("what happened?")
     sent = server.sent_messages()[-1]["content"]
@@ -102,21 +109,21 @@ def test_undo_names_a_file_changed_since_and_why(repl, workspace: Path) -> None:
     assert f"changed since: {workspace / 'shell.txt'} (it was modified since) Nothing was undone." in said
 
 
-def test_changes_marks_an_interrupted_apply_and_undo_restores_it(repl, workspace: Path) -> None:
+def test_changes_marks_an_interrupted_apply_and_undo_restores_it(app, workspace: Path) -> None:
     from framework_core.sandbox.undo_store import UndoStore
     from framework_core.tools.files import atomic_write
 
-    r, buf, _ = repl
+    r, buf, _, parts = app
     (workspace / "a.txt").write_text("old a\n")
     (workspace / "b.txt").write_text("old b\n")
-    store = r.facade.agent.teps.undo
+    store = parts.agent.teps.undo
     entry = store.begin("make all", "command")
     for name in ("a.txt", "b.txt"):
         entry.save_preimage(workspace / name, link=True)
     entry.prepare()
     atomic_write(workspace / "a.txt", b"new a\n")  # ... and LACA stops here
     restarted = UndoStore(store.root, store.max_bytes, workspace=workspace)
-    r.facade.agent.teps.undo = restarted
+    parts.agent.teps.undo = restarted  # LACA started again: the store reads what it finds
     assert r.facade.undo_notices() == ["The change set of call 1 (`make all`) was interrupted: 1 of 2 paths "
                                        "landed; `/undo 1` restores it."]
     r.handle("/changes")
@@ -126,12 +133,12 @@ def test_changes_marks_an_interrupted_apply_and_undo_restores_it(repl, workspace
     assert (workspace / "a.txt").read_text() == "old a\n" and (workspace / "b.txt").read_text() == "old b\n"
 
 
-def test_undo_of_a_damaged_record_names_its_file_and_touches_nothing(repl, workspace: Path) -> None:
+def test_undo_of_a_damaged_record_names_its_file_and_touches_nothing(app, workspace: Path) -> None:
     from framework_core.tools.files import write_with_undo
 
-    r, buf, _ = repl
+    r, buf, _, parts = app
     (workspace / "a.txt").write_text("old\n")
-    store = r.facade.agent.teps.undo
+    store = parts.agent.teps.undo
     write_with_undo(workspace / "a.txt", b"new\n", append=False, undo=store, label="writeFile a.txt")
     blob = store.root / store.entries()[0].id / "blobs" / "1"
     blob.write_bytes(b"olD\n")  # one byte changed

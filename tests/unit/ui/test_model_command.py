@@ -56,9 +56,9 @@ def test_switching_model_switches_the_profile_and_requests_follow_it(claude_repl
     repl, buf, server = claude_repl
     repl.slash("/model")  # lists the server's models (and so knows them when a name is not among them)
     repl.slash("/model claude-haiku-4-5")
-    assert repl.facade.agent.caps.context_window == 200_000 and "claude-haiku-4-5: context 200,000" in buf.getvalue()
+    assert repl.facade.status().model == "claude-haiku-4-5" and "claude-haiku-4-5: context 200,000" in buf.getvalue()
     server.enqueue(Reply(text="small model"))
-    repl.facade.agent.run_turn("hi")
+    repl.facade.turn("hi")
     assert server.requests[-1]["model"] == "claude-haiku-4-5" and server.requests[-1]["max_tokens"] == 16_000
     repl.slash("/model local-thing")
     out = buf.getvalue()

@@ -118,9 +118,9 @@ def test_clear_starts_a_new_session_and_keeps_the_old_one(repl) -> None:
     r, buf, server = repl
     server.enqueue(Reply(text="first answer"))
     r.handle("remember kiwi")
-    old = r.facade.agent.session.session_id
+    old = r.facade.session_id
     r.handle("/clear")
-    assert r.facade.agent.session.session_id != old and r.facade.agent.session.messages == []
+    assert r.facade.session_id != old and r.facade.recap() == [] and r.facade.last_turn_usage() is None
     assert f"--resume {old}" in buf.getvalue()
     server.enqueue(Reply(text="fresh"))
     r.handle("what fruit?")
@@ -153,7 +153,7 @@ def test_resume_switches_in_place_to_an_earlier_session(repl) -> None:
     r.handle("remember kiwi")
     old = r.facade.session_id
     r.handle("/new")  # Claude Code's name for /clear
-    assert r.facade.session_id != old and r.facade.agent.session.messages == []
+    assert r.facade.session_id != old and r.facade.recap() == []
     r.handle(f"/resume {old}")
     assert r.facade.session_id == old and "Resumed session" in buf.getvalue() and "you: remember kiwi" in buf.getvalue()
     server.enqueue(Reply(text="kiwi it was"))

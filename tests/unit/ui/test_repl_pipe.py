@@ -92,21 +92,21 @@ def test_at_path_completion_and_attachment(repl, workspace: Path) -> None:
 def test_slash_commands_switch_and_toggle(repl) -> None:
     r, _, buf, _ = repl
     r.handle("/persona catalyst")
-    assert r.facade.agent.persona_id == "catalyst"
+    assert r.facade.persona == "catalyst"
     r.handle("/persona nosuch")
     assert "Valid personas" in buf.getvalue()
     r.handle("/allow-dangerous off")
-    assert not r.facade.agent.teps.policy.allow_dangerous  # "off" never turns it on
+    assert not r.facade.allow_dangerous  # "off" never turns it on
     r.handle("/allow-dangerous on")
-    assert r.facade.agent.teps.policy.allow_dangerous
+    assert r.facade.allow_dangerous
     assert "ALLOW-DANGEROUS" in "".join(t for _, t in r.prompt_message())
     r.handle("/dry-run on")
     r.handle("/dry-run on")
-    assert r.facade.agent.teps.dry_run  # "on" twice stays on
+    assert r.facade.dry_run  # "on" twice stays on
     r.handle("/dry-run")
     assert "Dry run is ON" in buf.getvalue()
     r.handle("/dry-run off")
-    assert not r.facade.agent.teps.dry_run
+    assert not r.facade.dry_run
     r.handle("/tools")
     assert "executeBashCommand" in buf.getvalue()
     r.handle("/nope")
