@@ -22,8 +22,8 @@ from framework_core.errors import ConfigError
 
 @dataclass
 class Parts:
-    agent: Agent
-    facade: Facade  # what front ends hold
+    agent: Agent  # the turn loop and its parts, for the app layer's own wiring and tests of internals
+    facade: Facade  # what front ends hold: the agent is private to it
     warnings: list[str]
 
 

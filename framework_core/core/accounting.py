@@ -46,6 +46,10 @@ class Ledger:
     def requests(self) -> int:
         return sum(t.requests for t in self.turns)
 
+    def last(self) -> tuple[Usage, int] | None:
+        """The last turn's tokens and requests, or None before the first."""
+        return (self.turns[-1].usage, self.turns[-1].requests) if self.turns else None
+
 
 def all_tokens(usage: Usage) -> int:
     """Every token the requests processed: input at full rate, cache reads and writes, and output."""

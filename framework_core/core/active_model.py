@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from framework_core.adapters.profiles import Capabilities
     from framework_core.config.models import FrameworkConfig, ProviderSettings
     from framework_core.dcm import DynamicContextManager
-    from framework_core.lial_core import LLMAdapterInterface
+    from framework_core.lial_core import LLMAdapterInterface, Usage
 
 
 class ActiveModel:
@@ -96,6 +96,10 @@ class ActiveModel:
             if self._adapter is not None:
                 self._adapter.close()
             self._adapter = None
+
+    def cost(self, usage: "Usage") -> float | None:
+        """What `usage` cost at this model's prices, or None where they are unknown."""
+        return self.caps.prices.cost(usage)
 
     def providers(self) -> list[str]:
         return sorted(self.config.llm_settings)

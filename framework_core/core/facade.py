@@ -46,6 +46,7 @@ class Facade(McpCatalogFacade):
         self._llm = agent.llm
         self._mcp = agent.mcp
         self._dcm = agent.dcm
+        self._config = agent.config
         self.workspace = workspace
         self._new_session = new_session
         self._reopen = reopen
@@ -307,8 +308,7 @@ class Facade(McpCatalogFacade):
 
     def last_turn_usage(self) -> tuple["Usage", int] | None:
         """The last turn's tokens and requests (compaction's included), as /tokens counts them."""
-        turns = self._agent.session.ledger.turns
-        return (turns[-1].usage, turns[-1].requests) if turns else None
+        return self._agent.session.ledger.last()
 
     def session_usage(self) -> tuple["Usage", int]:
         """The session's tokens and requests (more than this process's after --continue)."""
@@ -317,11 +317,11 @@ class Facade(McpCatalogFacade):
 
     def cost(self, usage: "Usage") -> float | None:
         """What `usage` cost at the active model's prices, or None where they are unknown."""
-        return self._llm.caps.prices.cost(usage)
+        return self._llm.cost(usage)
 
     @property
     def ui(self) -> "UiSettings":
-        return self._agent.config.ui
+        return self._config.ui
 
     @property
     def screen_output_lines(self) -> int:

@@ -99,6 +99,24 @@ def test_bang_runs_a_command_yourself_in_the_sandbox_and_the_model_is_told(repl,
     assert "the user ran `echo made > shell.txt" in sent and "done" in sent and sent.endswith("what happened?")
 
 
+def test_bang_output_reaches_the_model_within_the_one_result_budget(repl) -> None:
+    """`!cmd` output is cut as a tool call's is (head and tail, the rest saved for readFile), not by a cut of its
+    own that loses the middle."""
+    import json
+    import re
+
+    r, _, server = repl
+    r.handle("!seq 1 40000")
+    server.enqueue(Reply(text="I see."))
+    r.handle("what happened?")
+    sent = server.sent_messages()[-1]["content"]
+    assert "the user ran `seq 1 40000` themselves" in sent and "1\n2\n3\n" in sent and "40000" in sent
+    assert len(sent) < 10_000 + 1_000  # the configured budget, and the header and notes around it
+    call = json.loads(re.search(r"Read them with readFile (\{.*?\})", sent).group(1))
+    lines = Path(call["path"]).read_text().splitlines()
+    assert lines[call["offset"] - 1] == str(call["offset"]) and len(lines) == 40000  # the middle can be read
+
+
 def test_undo_names_a_file_changed_since_and_why(repl, workspace: Path) -> None:
     r, buf, _ = repl
     r.handle("!echo made > shell.txt")
