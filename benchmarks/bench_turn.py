@@ -35,8 +35,8 @@ def measure(rounds: int = 15) -> list[Row]:
         for i in range(250):
             session.add(Message("user", f"question {i} " * 20))
             session.add(Message("assistant", f"answer {i} " * 40))
-        require_loopback(str(agent.adapter.client.base_url))
-        inner = agent.adapter.stream
+        require_loopback(str(agent.llm.adapter.client.base_url))
+        inner = agent.llm.adapter.stream
         spent = [0.0]
 
         def timed_stream(*args, **kwargs):
@@ -52,7 +52,7 @@ def measure(rounds: int = 15) -> list[Row]:
                 spent[0] += time.perf_counter() - t
                 yield event
 
-        agent.adapter.stream = timed_stream  # type: ignore[method-assign]
+        agent.llm.adapter.stream = timed_stream  # type: ignore[method-assign]
         ours, sdk = [], []
         for _ in range(rounds):
             server.enqueue(Reply(text="ok", chunk_size=64))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from framework_core.adapters.tool_ids import make_unique
 from framework_core.core import limits
+from framework_core.core.accounting import status_total
 from framework_core.core.active_model import ActiveModel
 from framework_core.core.compaction import Compactor, summary_request
 from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, EventSink,
@@ -46,12 +47,7 @@ class Agent:
     def __init__(self, config: "FrameworkConfig", *, dcm: "DynamicContextManager", teps: "TEPSEngine",
                  session: "MessageManager", events: EventSink, mcp: "McpManager | None" = None,
                  env: Mapping[str, str] | None = None) -> None:
-        self.config = config
-        self.dcm = dcm
-        self.teps = teps
-        self.session = session
-        self.events = events
-        self.mcp = mcp
+        self.config, self.dcm, self.teps, self.session, self.events, self.mcp = config, dcm, teps, session, events, mcp
         self.llm = ActiveModel(config, dcm, env)
         self.persona_id = config.default_persona
         self.pending_notes: list[str] = []
@@ -173,8 +169,6 @@ class Agent:
         """What the status line and the prompt show, read in one call."""
         teps, session = self.teps, self.session
         sandbox, active = teps.sandbox_state()
-        from framework_core.core.accounting import status_total
-
         return Status(
             provider=self.provider_name, model=self.provider.model, persona=self.persona_id, mode=teps.mode,
             dry_run=teps.dry_run, allow_dangerous=teps.allow_dangerous, not_saved=bool(session.write_error),
