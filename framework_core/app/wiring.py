@@ -110,11 +110,9 @@ def context_roots(loaded: LoadedConfig) -> list[Path]:
 
 
 def bind_results(teps, agent: Agent) -> None:
-    """Tool results are sized for the active model's window, and cut ones saved in the session's own folder
-    (where the runner saves cut command output), the one place outside the workspace readFile reads freely."""
-    from framework_core.tools import spill
-
-    teps.context.outputs_dir = spill.default_limits().spill_dir
+    """Tool results are sized for the active model's window. Where cut ones are saved is decided in one place,
+    `ToolContext.output_folder`: the session's own folder that `spill.configure` set (where the runner saves cut
+    command output), the one place outside the workspace readFile reads freely."""
     teps.context.context_window = lambda: agent.caps.context_window
 
 
@@ -188,18 +186,18 @@ def reopen_session(loaded: "LoadedConfig", agent: "Agent", ref: str) -> tuple["M
         raise ConfigError(f"{path.stem} is this session")
     session, loaded_session = resume_session(data, path, secrets_in_env(key_env_vars(loaded)), fork=False)
     session.record({"type": "resumed", "pid": os.getpid(), "messages": len(loaded_session.messages)})
-    _spill_for(loaded, agent, session)
+    _spill_for(loaded, session)
     return session, loaded_session.warnings, dict(loaded_session.meta)
 
 
-def _spill_for(loaded: "LoadedConfig", agent: "Agent", session: "MessageManager") -> None:
-    """Command output a session saves goes into that session's own folder."""
+def _spill_for(loaded: "LoadedConfig", session: "MessageManager") -> None:
+    """Command output and cut results a session saves go into that session's own folder (ToolContext.output_folder
+    reads it from here)."""
     from framework_core.tools import spill
 
     teps = loaded.config.teps_settings
     where = spill.session_spill_dir(session.transcript.path) if session.transcript is not None else None
     spill.configure(where, max_bytes=teps.output_max_bytes, session_budget=teps.output_session_max_bytes)
-    agent.teps.context.outputs_dir = spill.default_limits().spill_dir
 
 
 def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
@@ -211,7 +209,7 @@ def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     session = open_session(user_data_dir(), secrets_to_mask=secrets_in_env(key_env_vars(loaded)))
     session.start({"workspace": str(loaded.workspace), "provider": agent.provider_name,
                    "model": agent.provider.model, "persona": agent.persona_id, "pid": os.getpid()})
-    _spill_for(loaded, agent, session)
+    _spill_for(loaded, session)
     if agent.teps.audit_log is not None:
         agent.teps.audit_log.session_id = session.session_id
     return session
