@@ -1,8 +1,9 @@
 """Apply the program specifications to a command: Safe only when every word is positively known.
 
 `judge(words, ctx)` returns None when no specification covers the program, else a verdict and the data
-flow (which secret the output may carry). The registry loads once and checks every specification against
-its own examples; a contradiction is a bug in the data and stops the load.
+flow (which secret the output may carry). The registry is built once from the program catalog
+(`policy/catalog/`) and checks every specification against its own examples; a contradiction is a bug in the
+data and stops the load.
 """
 
 from __future__ import annotations
@@ -23,18 +24,11 @@ PATTERN_GIVEN = {"-e", "--regexp", "-f", "--file", "--expression", "--source"}
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Spec]:
-    from framework_core.policy.script_programs import AWK, SED
-    from framework_core.policy.specs_dev import DEV, VERSIONS
-    from framework_core.policy.specs_files import FILES
+    from framework_core.policy import catalog
 
-    specs: dict[str, Spec] = {}
-    for s in FILES + DEV + VERSIONS + [SED, AWK]:
-        specs[s.program] = s
-    for alias, name in (("egrep", "grep"), ("fgrep", "grep"), ("pip3", "pip"), ("gawk", "awk"), ("mawk", "awk"),
-                        ("nawk", "awk"), ("gsed", "sed")):
-        if name in specs:
-            specs[alias] = specs[name]
-    check_examples(_with_subs(specs), lambda argv: _example_ok(specs, argv))
+    specs = catalog.specs()
+    check_examples(_with_subs({n: s for n, s in specs.items() if s.program == n}),
+                   lambda argv: _example_ok(specs, argv))
     return specs
 
 
