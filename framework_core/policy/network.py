@@ -100,10 +100,6 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
-RECURSIVE_READERS = {"tar", "zip", "7z", "7za", "rsync", "scp", "cp", "grep", "rg", "ag", "ack", "bsdtar", "cpio",
-                     "zstd", "gzip", "xz", "bzip2", "rclone", "s3cmd", "aws", "gsutil"}
-
-
 def word_secret(w: Word, ctx: Ctx, recursive: bool = False) -> str:
     """What secret this word carries into the command, if any (`recursive`: the program reads whole trees)."""
     if w.flow.secret:
@@ -129,7 +125,9 @@ def word_secret(w: Word, ctx: Ctx, recursive: bool = False) -> str:
 
 def exfiltration(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
     """Dangerous when a secret rides in any argument of a network command."""
-    recursive = argv[0] in RECURSIVE_READERS
+    from framework_core.policy.catalog import has_trait
+
+    recursive = has_trait(argv[0], "reads-trees")
     for i, w in enumerate(words[1:], start=1):
         if argv[0] in ("ssh", "scp", "sftp", "rsync") and (argv[i - 1] in IDENTITY_OPTS or
                                                             w.text.startswith(("-i", "IdentityFile"))):

@@ -26,8 +26,9 @@ from typing import Any, Callable, Literal
 Role = Literal["ok", "read", "risk", "inside"]
 Operands = Literal["files", "text", "none", "pattern", "names"]
 #: The kinds of an option's value and the role each gives it; the asking kinds carry a default reason.
-KINDS: dict[str, tuple[Role, str]] = {"read": ("read", ""), "inside": ("inside", ""), "write": ("risk", "writes a file"),
-                                      "exec": ("risk", "runs a command"), "net": ("risk", "talks to the network")}
+KINDS: dict[str, tuple[Role, str]] = {"read": ("read", ""), "inside": ("inside", ""),
+                                      "write": ("risk", "writes a file"), "exec": ("risk", "runs a command"),
+                                      "net": ("risk", "talks to the network")}
 
 
 @dataclass(frozen=True)

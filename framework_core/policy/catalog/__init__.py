@@ -1,19 +1,26 @@
 """The program catalog: one entry per program, the only place the policy's data about a program lives.
 
-Modules by family (`files`, `git`, `dev`, `scripts`, `versions`, `network`) each export `PROGRAMS`, a list of
-entries (`catalog/entry.py`). `programs()` loads them once and refuses a program (or an alias) defined twice;
-`known.registry()` builds the read-only specifications from it and checks every entry's examples, and
-`network.uses_network` reads the network facts from it. How to add a program: docs/ARCHITECTURE.md.
+Modules by family (`files`, `git`, `dev`, `scripts`, `versions`, `runners`, `changes`, `network`, `shell`)
+each export `PROGRAMS`, a list of entries (`catalog/entry.py`). `programs()` loads them once and refuses a
+program (or an alias) defined twice, an unknown judge or trait; `known.registry()` builds the read-only
+specifications from it and checks every entry's examples; `simple.program` looks the program up once and
+follows its entry (fixed verdict, spec, judge, network, traits). How to add a program: docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from framework_core.policy.catalog.entry import Net, Program, as_program
+from framework_core.policy.catalog.entry import TRAITS, Net, Program, as_program
 from framework_core.policy.spec import Spec, SpecError
 
-FAMILIES = ("files", "git", "dev", "scripts", "versions", "network")
+#: The judges in code an entry may name, and where each is.
+JUDGES = {**{j: "programs.py" for j in ("rm", "rmdir", "unlink", "copy", "touch", "mkdir", "truncate", "mkfifo", "tee",
+                                        "dd", "shred", "chmod", "chown", "crontab", "systemctl", "scheduler", "kill",
+                                        "find", "container")},
+          **{j: "interp.py" for j in ("shell", "plain-shell", "language", "eval", "source", "make", "watch", "xargs")},
+          "git": "git.py", "sed": "script_programs.py", "awk": "script_programs.py", "runs-input": "simple.py"}
+FAMILIES = ("files", "git", "dev", "scripts", "versions", "runners", "changes", "network", "shell")
 
 
 @lru_cache(maxsize=1)
@@ -27,6 +34,7 @@ def programs() -> dict[str, Program]:
         module = importlib.import_module(f"{__name__}.{family}")
         for entry in module.PROGRAMS:
             program = as_program(entry)
+            _validate(program, family)
             for name in (program.name, *program.aliases):
                 if name in out:
                     raise SpecError(f"program {name} is defined twice: in catalog/{where[name]}.py and "
@@ -44,3 +52,27 @@ def specs() -> dict[str, Spec]:
 def networks() -> dict[str, Net]:
     """How each program that uses the network uses it, by name (aliases included)."""
     return {name: p.net for name, p in programs().items() if p.net is not None}
+
+
+def _validate(p: Program, family: str) -> None:
+    if p.judge and p.judge not in JUDGES:
+        raise SpecError(f"catalog/{family}.py: {p.name} names the judge {p.judge!r}, which is not one of "
+                        f"{', '.join(sorted(JUDGES))}")
+    unknown = p.traits - set(TRAITS)
+    if unknown:
+        raise SpecError(f"catalog/{family}.py: {p.name} has the unknown trait {sorted(unknown)[0]!r} (one of "
+                        f"{', '.join(TRAITS)})")
+
+
+def entry(name: str) -> Program | None:
+    return programs().get(name)
+
+
+def judge_of(name: str) -> str:
+    p = programs().get(name)
+    return p.judge if p is not None else ""
+
+
+def has_trait(name: str, trait: str) -> bool:
+    p = programs().get(name)
+    return p is not None and trait in p.traits

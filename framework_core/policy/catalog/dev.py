@@ -19,6 +19,9 @@ DOCKER_PS = "-a --all -f= --filter= --format= -n= --last= -l --latest --no-trunc
 DOCKER_LS = "-a --all --digests -f= --filter= --format= --no-trunc -q --quiet --tree"
 
 
+BUILDS = frozenset({"builds"})
+
+
 def _sub(opts: str, names: str, risky: dict[str, str] | None = None, **kw: object) -> dict[str, Spec]:
     return {n: spec(n, opts, risky, **kw) for n in names.split()}
 
@@ -54,11 +57,13 @@ PAGER_PLUS = Refuse("word", r"^\+", "a + command runs at start (e.g. +!cmd)")
 
 PROGRAMS: list[Entry] = [
     Program("docker", DOCKER, net("run pull push build login logout search create compose buildx trust manifest image "
-                                  "plugin")),
-    spec("systemctl", SYSTEMCTL, SYSTEMCTL_RISK, operands="none", sub_required=True,
+                                  "plugin"), judge="container"),
+    Program("podman", net=net("run pull push build login logout search create compose image"), judge="container"),
+    Program("systemctl", judge="systemctl", spec=spec(
+        "systemctl", SYSTEMCTL, SYSTEMCTL_RISK, operands="none", sub_required=True,
          subcommands=_sub(SYSTEMCTL, READ_VERBS, SYSTEMCTL_RISK, operands="names"),
          ok=("systemctl status nginx", "systemctl --user list-units", "systemctl is-active x"),
-         ask=("systemctl restart nginx", "systemctl -H host status")),
+         ask=("systemctl restart nginx", "systemctl -H host status"))),
     spec("journalctl", "-u= --unit= --user-unit= -f --follow -n= --lines? --since= --until= -S= -U= -b? --boot? -k "
          "--dmesg -p= --priority= --facility= -o= --output= --output-fields= --no-pager -r --reverse -x --catalog -e "
          "--pager-end -g= --grep= --case-sensitive? --user --system -q --quiet --utc -a --all --list-boots -t= "
@@ -67,8 +72,9 @@ PROGRAMS: list[Entry] = [
           "--smart-relinquish-var --setup-keys --update-catalog": "changes the journal", "-D= --directory= "
           "--file= --root= -M= --machine= -m --merge": "reads other journals"}, operands="text",
          ok=("journalctl -u nginx -n 50 --no-pager",), ask=("journalctl --vacuum-time=1d",)),
-    spec("crontab", "-l -u=", operands="none", needs=Need(frozenset({"-l"}), "crontab changes jobs"),
-         ok=("crontab -l",), ask=("crontab -r", "crontab f")),
+    Program("crontab", judge="crontab", spec=spec(
+        "crontab", "-l -u=", operands="none", needs=Need(frozenset({"-l"}), "crontab changes jobs"),
+        ok=("crontab -l",), ask=("crontab -r", "crontab f"))),
     spec("less", "-N --LINE-NUMBERS -n --line-numbers -S --chop-long-lines -R --RAW-CONTROL-CHARS -r "
          "--raw-control-chars -F --quit-if-one-screen -X --no-init -i --ignore-case -I --IGNORE-CASE -g "
          "--hilite-search -G --HILITE-SEARCH -M --LONG-PROMPT -m --long-prompt -q --quiet --silent -Q --QUIET "
@@ -77,9 +83,11 @@ PROGRAMS: list[Entry] = [
          "--clear-screen -p= --pattern= --mouse --use-color --line-num-width= -j= --jump-target= -#= --shift= -a "
          "--search-skip-screen -u --underline-special -U --UNDERLINE-SPECIAL -y= --max-forw-scroll= -~ --tilde",
          {"-k= --lesskey-file= --lesskey-src= --lesskey-content=": "loads key bindings that can run commands",
-          "-o=:write --log-file=:write -O=:write --LOG-FILE=:write": "", "-t= --tag= -T= --tag-file=": "follows a tags file",
+          "-o=:write --log-file=:write -O=:write --LOG-FILE=:write": "",
+          "-t= --tag= -T= --tag-file=": "follows a tags file",
           "-P= --prompt=": "sets a prompt", "--cmd=:exec": "runs commands"},
-         refuse=(PAGER_PLUS,), ok=("less README.md", "less -R log"), ask=("less +!id README.md", "less -k keys f", "less --log=x f")),
+         refuse=(PAGER_PLUS,), ok=("less README.md", "less -R log"),
+         ask=("less +!id README.md", "less -k keys f", "less --log=x f")),
     spec("more", "-d -f -l -c -p -s -u -N",
          refuse=(PAGER_PLUS,), ok=("more f",),
          ask=("more +/x f",)),
@@ -90,10 +98,12 @@ PROGRAMS: list[Entry] = [
                                      "--config-file= -M= --manpath= -X? --gxditview? -T? --troff-device? -t "
                                      "--troff -Z --ditroff -B= -R= --recode= -u --update -c --catman":
                                      "runs programs chosen by the option"}, operands="names",
-         refuse=(Refuse("operand", "/", "a page named by a path is a local file rendered by groff"),), ok=("man ls", "man 5 crontab", "man -k socket"), ask=("man -P 'sh -c id' ls", "man --pag=x ls",
-                                                                "man -l ./x.1", "man ./x.1")),
-    Program("pip", spec("pip", "-v --verbose -q --quiet --isolated --no-input --no-color --disable-pip-version-check -V "
-         "--version", {"--python=": "runs another interpreter", "--cert=:net --proxy=:net --client-cert=:net": ""},
+         refuse=(Refuse("operand", "/", "a page named by a path is a local file rendered by groff"),),
+         ok=("man ls", "man 5 crontab", "man -k socket"),
+         ask=("man -P 'sh -c id' ls", "man --pag=x ls", "man -l ./x.1", "man ./x.1")),
+    Program("pip", spec(
+        "pip", "-v --verbose -q --quiet --isolated --no-input --no-color --disable-pip-version-check -V --version",
+         {"--python=": "runs another interpreter", "--cert=:net --proxy=:net --client-cert=:net": ""},
          operands="none", subcommands={
              "list": spec("list", "-l --local --user --path= --pre --format= --not-required --exclude-editable "
                           "--include-editable --exclude= -e --editable -v --verbose -q --quiet",
@@ -106,7 +116,7 @@ PROGRAMS: list[Entry] = [
              "help": spec("help", operands="names")},
          ok=("pip list", "pip show requests", "pip freeze", "pip --version"),
          ask=("pip install requests", "pip list --outdated", "pip list --out", "pip download x")),
-            net("install download index search wheel", offline="--no-index"), aliases=("pip3",)),
+            net("install download index search wheel", offline="--no-index"), aliases=("pip3",), traits=BUILDS),
     Program("npm", spec("npm", "-v --version -g --global --json", operands="none", subcommands={
         **_sub("--all -a --depth= --json --long -l --parseable -p -g --global --omit= --include= --link --prod "
                "--production --dev --unicode --workspace= -w= --workspaces --include-workspace-root "
@@ -116,7 +126,7 @@ PROGRAMS: list[Entry] = [
         ok=("npm ls", "npm -v", "npm ls --depth=0"), ask=("npm install", "npm view react version", "npm help")),
             net("install i ci add update up upgrade publish view info show v search outdated audit exec x init create "
                 "login adduser whoami ping dist-tag deprecate owner access token star unpublish doctor install-test it "
-                "fund", offline="--offline")),
+                "fund", offline="--offline"), traits=BUILDS),
     Program("kubectl", spec("kubectl", "--kubeconfig=:read --context= -n= --namespace=", operands="none", abbrev=False,
          sub_required=True, subcommands={
              "config": spec("config", "--kubeconfig=:read", operands="none", sub_required=True, subcommands={

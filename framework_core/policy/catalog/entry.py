@@ -1,15 +1,25 @@
-"""One program's entry: its read-only specification and its use of the network, under one name.
+"""One program's entry: everything the policy holds about a program, under its name.
 
-Most entries are a bare `Spec` (see `policy/spec.py`); a `Program` wraps one when the program also uses the
-network (always, or for some subcommands) or answers to other names. A program with no read-only invocation
-(curl) is a `Program` with no spec.
+An entry is a bare `Spec` (`policy/spec.py`: the read-only invocations) or a `Program`, which adds what a spec
+cannot say: the network (`Net`), other names, a verdict its name alone decides (`Fixed`: sudo, mkfs), the
+judge in code for what data cannot say (`judge`: rm's targets, a shell's `-c` code), and traits other parts
+of the policy read (`TRAITS`). A program with no read-only invocation (curl, rm) is a `Program` with no spec.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from framework_core.policy.spec import Spec
+
+#: What other parts of the policy ask about a program by name.
+TRAITS = {
+    "reads-trees": "reads whole directory trees (a secret anywhere below is carried out)",
+    "lists-names": "its output can be file names (`find . | xargs cat` is judged with the names it lists)",
+    "builds": "runs the project's own code (make, npm, pytest): in a just-cloned repository, downloaded code",
+    "prints-env": "prints environment variables (secrets ride in its output)",
+}
 
 
 @dataclass(frozen=True)
@@ -34,11 +44,23 @@ def net(subcommands: str = "", offline: str = "", local: dict[str, tuple[str, ..
 
 
 @dataclass(frozen=True)
+class Fixed:
+    """The program's name alone decides: asks or is Dangerous, whatever its arguments (`{name}` is filled in)."""
+
+    level: Literal["ask", "dangerous"]
+    why: str
+
+
+@dataclass(frozen=True)
 class Program:
     name: str
     spec: Spec | None = None
     net: Net | None = None
     aliases: tuple[str, ...] = ()
+    judge: str = ""  # the judge in code for what its spec cannot say (simple.py's JUDGES names them)
+    fixed: Fixed | None = None
+    traits: frozenset[str] = frozenset()
+    code: tuple[str, ...] = ()  # for a language: the options (or subcommands) whose value is code it runs
 
 
 Entry = Spec | Program
@@ -48,6 +70,20 @@ def as_program(entry: Entry) -> Program:
     return entry if isinstance(entry, Program) else Program(entry.program, entry)
 
 
-def networked(names: str, how: Net = ALWAYS) -> list[Program]:
-    """Programs whose only fact here is their use of the network (nothing they do is known read-only)."""
-    return [Program(n, None, how) for n in names.split()]
+def networked(names: str, how: Net = ALWAYS, **kw: object) -> list[Program]:
+    """Programs that use the network and have no read-only invocation (`kw`: judge, traits)."""
+    return [Program(n, None, how, **kw) for n in names.split()]  # type: ignore[arg-type]
+
+
+def judged(names: str, judge: str, **kw: object) -> list[Program]:
+    """Programs judged in code only (`judged("rm", "rm")`); `kw`: net, traits."""
+    return [Program(n, None, judge=judge, **kw) for n in names.split()]  # type: ignore[arg-type]
+
+
+def fixed(names: str, level: Literal["ask", "dangerous"], why: str) -> list[Program]:
+    return [Program(n, fixed=Fixed(level, why)) for n in names.split()]
+
+
+def traits(names: str, *which: str) -> list[Program]:
+    """Programs the policy knows only by traits (`traits("pytest tox", "builds")`)."""
+    return [Program(n, traits=frozenset(which)) for n in names.split()]

@@ -7,10 +7,12 @@ The syntax is in `policy/spec.py` and docs/ARCHITECTURE.md ("Adding a program").
 
 from __future__ import annotations
 
-from framework_core.policy.catalog.entry import Entry, Program, net
+from framework_core.policy.catalog.entry import Entry, Fixed, Program, net, traits
 from framework_core.policy.paths import known_variable
-from framework_core.policy.spec import Refuse, Spec, spec
+from framework_core.policy.spec import Refuse, spec
 
+TREES = frozenset({"reads-trees"})
+LISTS = frozenset({"lists-names"})
 SUMS = "-b --binary -c --check -t --text --tag --zero -z --ignore-missing --quiet --status --strict -w --warn"
 
 
@@ -69,7 +71,8 @@ def _unzip_check(args: list[str], ops: list[str]) -> str | None:
 
 
 PROGRAMS: list[Entry] = [
-    spec("ls", "-a --all -A --almost-all --author -b --escape --block-size= -B --ignore-backups -c -C --color? "
+    Program("ls", traits=LISTS, spec=spec(
+        "ls", "-a --all -A --almost-all --author -b --escape --block-size= -B --ignore-backups -c -C --color? "
          "--colour? -d --directory -D --dired -f -F --classify? --file-type --format= --full-time -g "
          "--group-directories-first -G --no-group -h --human-readable --si -H --dereference-command-line "
          "--dereference-command-line-symlink-to-dir --hide= --hyperlink? --indicator-style= -i --inode -I= "
@@ -78,7 +81,7 @@ PROGRAMS: list[Entry] = [
          "-s --size -S --sort= --time= --time-style= -t -T= --tabsize= -u -U -v -w= --width= -x -X -Z --context "
          "--zero -1 -@", operands="names", recursive=frozenset({"-R", "--recursive"}),
          ok=("ls", "ls -la", "ls -la src/", "ls --color=auto", "ls -lhS", "ls -1 --group-directories-first",
-             "ls --all", "ls --almost", "ls -R src"), ask=("ls --foo", "ls --hyperlink=always --bogus", "ls -R ~")),
+             "ls --all", "ls --almost", "ls -R src"), ask=("ls --foo", "ls --hyperlink=always --bogus", "ls -R ~"))),
     spec("cat", "-A --show-all -b --number-nonblank -e -E --show-ends -n --number -s --squeeze-blank -t -T "
          "--show-tabs -u -v --show-nonprinting", ok=("cat README.md", "cat -n src/main.py", "cat a b"),
          ask=("cat ~/.ssh/id_rsa", "cat .env", "cat /proc/1/environ", "cat -x f")),
@@ -90,7 +93,8 @@ PROGRAMS: list[Entry] = [
     spec("wc", "-c --bytes -m --chars -l --lines --files0-from=:read -L --max-line-length -w --words --total=",
          ok=("wc -l README.md", "wc -l *.py"), ask=("wc --files0-from=/proc/1/environ",)),
     spec("pwd", "-L -P", operands="none", ok=("pwd", "pwd -P"), ask=("pwd x",)),
-    Program("grep", aliases=("egrep", "fgrep"), spec=spec("grep", "-E --extended-regexp -F --fixed-strings -G --basic-regexp -P --perl-regexp -e= --regexp= "
+    Program("grep", aliases=("egrep", "fgrep"), traits=TREES | LISTS, spec=spec(
+        "grep", "-E --extended-regexp -F --fixed-strings -G --basic-regexp -P --perl-regexp -e= --regexp= "
          "-f=:read --file=:read -i --ignore-case --no-ignore-case -y -v --invert-match -w --word-regexp -x "
          "--line-regexp -c --count --color? --colour? -L --files-without-match -l --files-with-matches -m= "
          "--max-count= -o --only-matching -q --quiet --silent -s --no-messages -b --byte-offset -H --with-filename "
@@ -102,7 +106,8 @@ PROGRAMS: list[Entry] = [
          recursive=frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
          ok=('grep -rn "TODO" src', "grep -rn foo .", "grep -i foo a.txt", "grep -e x -e y f", "grep -c x f"),
          ask=("grep KEY .env", "grep -r token ~", "grep -f ~/.ssh/id_rsa x", "grep -rn x /"))),
-    spec("rg", "-i --ignore-case -S --smart-case -s --case-sensitive -w --word-regexp -x --line-regexp -v "
+    Program("rg", traits=TREES | LISTS, spec=spec(
+        "rg", "-i --ignore-case -S --smart-case -s --case-sensitive -w --word-regexp -x --line-regexp -v "
          "--invert-match -F --fixed-strings -e= --regexp= -f=:read --file=:read -g= --glob= --iglob= -t= --type= "
          "-T= --type-not= -n --line-number -N --no-line-number -l --files-with-matches --files-without-match -c "
          "--count --count-matches -o --only-matching -A= --after-context= -B= --before-context= -C= --context= "
@@ -114,10 +119,11 @@ PROGRAMS: list[Entry] = [
          "--text --binary --no-messages -b --byte-offset --passthru --no-config --engine= -E= --encoding= "
          "--null-data --crlf --glob-case-insensitive --one-file-system --path-separator= --include-zero "
          "--ignore-file=:read --no-require-git --sort-files",
-         {"--pre=:exec": "runs a command on each file", "--pre-glob=": "chooses files for --pre", "--hostname-bin=:exec": "",
+         {"--pre=:exec": "runs a command on each file", "--pre-glob=": "chooses files for --pre",
+          "--hostname-bin=:exec": "",
           "-z --search-zip": "runs decompression programs"}, operands="pattern", abbrev=False, always_recursive=True,
          ok=('rg -n "def main" --type py', "rg foo", "rg -l foo src", "rg -uu x"),
-         ask=("rg --pre ./evil.sh pattern", "rg token ~", "rg --pr x")),
+         ask=("rg --pre ./evil.sh pattern", "rg token ~", "rg --pr x"))),
     spec("tree", "-a -d -l -f -x -L= -P= -I= --gitignore --gitfile=:read --ignore-case --matchdirs --metafirst "
          "--prune --info --noreport --charset= --filelimit= --dirsfirst --filesfirst -i -A -S -n -C -q -N -Q -p -u "
          "-g -s -h --si --du -D --timefmt= -F --inodes --device -v -t -c -U -r --sort= -X -J -T=",
@@ -249,7 +255,8 @@ PROGRAMS: list[Entry] = [
     spec("base64", "-d --decode -i --ignore-garbage -w= --wrap=", ok=("base64 f",), ask=("base64 ~/.ssh/id_rsa",)),
     spec("base32", "-d --decode -i --ignore-garbage -w= --wrap=", ok=("base32 f",)),
     spec("iconv", "-f= --from-code= -t= --to-code= -l --list -c -s --silent --verbose",
-         {"-o=:write --output=:write": ""}, ok=("iconv -f latin1 -t utf-8 f",), ask=("iconv -o ~/.profile f", "iconv --ou=x")),
+         {"-o=:write --output=:write": ""}, ok=("iconv -f latin1 -t utf-8 f",),
+         ask=("iconv -o ~/.profile f", "iconv --ou=x")),
     spec("expand", "-i --initial -t= --tabs=", ok=("expand f",)),
     spec("unexpand", "-a --all --first-only -t= --tabs=", ok=("unexpand f",)),
     spec("sort", "-b --ignore-leading-blanks -d --dictionary-order -f --ignore-case -g --general-numeric-sort -h "
@@ -301,9 +308,13 @@ PROGRAMS: list[Entry] = [
                  Refuse("first", "^g?shadow$", "getent shadow prints password hashes")),
          ok=("getent passwd root",), ask=("getent hosts evil.example",)),
             net("hosts ahosts ahostsv4 ahostsv6 networks")),
-    spec("sysctl", "-a --all -n --values -e --ignore -N --names -b --binary -q --quiet -A -X -d --pattern=",
+    # its name alone asks (`catalog/changes.py` order: the fixed verdict comes before the spec), so the
+    # spec below is checked against its examples but does not decide
+    Program("sysctl", fixed=Fixed("ask", "{name} changes the system"), spec=spec(
+        "sysctl", "-a --all -n --values -e --ignore -N --names -b --binary -q --quiet -A -X -d --pattern=",
          operands="text",
-         refuse=(Refuse("operand", "=", "sysctl name=value changes the kernel"),), ok=("sysctl -n kernel.ostype",), ask=("sysctl -w a=1", "sysctl a=1")),
+         refuse=(Refuse("operand", "=", "sysctl name=value changes the kernel"),),
+         ok=("sysctl -n kernel.ostype",), ask=("sysctl -w a=1", "sysctl a=1"))),
     spec("lsb_release", "-a --all -i --id -d --description -r --release -c --codename -s --short -v", operands="none",
          ok=("lsb_release -a",)),
     spec("sw_vers", "-productName -productVersion -buildVersion", operands="none", cluster=False, abbrev=False,
@@ -317,7 +328,8 @@ PROGRAMS: list[Entry] = [
     spec("zcat", "-f --force -q --quiet -v --verbose", ok=("zcat a.gz",)),
     spec("bzcat", "-s --small -q --quiet -v --verbose", ok=("bzcat a.bz2",)),
     spec("xzcat", "-q --quiet -v --verbose -T= --threads=", ok=("xzcat a.xz",)),
-    spec("tar", "-t --list -v --verbose -z --gzip --gunzip -j --bzip2 -J --xz --zstd --lzma -a --auto-compress "
+    Program("tar", traits=TREES, spec=spec(
+        "tar", "-t --list -v --verbose -z --gzip --gunzip -j --bzip2 -J --xz --zstd --lzma -a --auto-compress "
          "-f=:read --file=:read --wildcards --no-wildcards --anchored --numeric-owner --exclude= --force-local -O "
          "--to-stdout",
          {"-I=:exec --use-compress-program=:exec --to-command=:exec --checkpoint-action=:exec --rsh-command=:exec "
@@ -325,9 +337,10 @@ PROGRAMS: list[Entry] = [
           "-r --append -u --update -A --catenate --delete": "writes files"},
          operands="names", check=_tar_check, cluster=True,
          ok=("tar -tzf x.tgz", "tar --list -f x.tar", "tar -tvf x.tar"),
-         ask=("tar xzf x.tgz", "tar -cf x.tar ~", "tar -tf host:x.tar", "tar -tf x.tar --to-command=sh")),
-    spec("printenv", "-0 --null", operands="names", check=_printenv_check, ok=("printenv PATH", "printenv HOME LANG"),
-         ask=("printenv", "printenv OPENAI_API_KEY")),
+         ask=("tar xzf x.tgz", "tar -cf x.tar ~", "tar -tf host:x.tar", "tar -tf x.tar --to-command=sh"))),
+    Program("printenv", traits=frozenset({"prints-env"}), spec=spec(
+        "printenv", "-0 --null", operands="names", check=_printenv_check, ok=("printenv PATH", "printenv HOME LANG"),
+         ask=("printenv", "printenv OPENAI_API_KEY"))),
     spec("ip", "-4 -6 -br -brief -c -color -d -details -s -stats -j -json -p -pretty -o -oneline -h -human -r "
          "-resolve", operands="names", check=_ip_check, cluster=False, abbrev=False,
          ok=("ip addr show", "ip a", "ip -br a", "ip route", "ip -4 addr show dev eth0"),
@@ -343,4 +356,7 @@ PROGRAMS: list[Entry] = [
          ask=("jq -n env", "jq -n '$ENV.OPENAI_API_KEY'", "jq -f prog.jq x", "jq . ~/.docker/config.json")),
     spec("unzip", "-l -v -t -q -z -Z", operands="names", check=_unzip_check, abbrev=False,
          ok=("unzip -l x.zip",), ask=("unzip x.zip",)),
+    *traits("zip 7z 7za ag ack bsdtar cpio zstd gzip xz bzip2", "reads-trees"),
+    *traits("fd fdfind", "lists-names"),
+    *traits("envsubst", "prints-env"),
 ]

@@ -29,7 +29,8 @@ DIFF = ("-p -u --patch -s --no-patch --raw --patch-with-raw --patch-with-stat --
         "--ita-invisible-in-index --ita-visible-in-index -O=:read --cc -c --dd -m --remerge-diff? --no-diff-merges "
         "--diff-merges= --combined-all-paths --full-diff --cached --staged --merge-base -0 -1 -2 -3 --base --ours "
         "--theirs --no-index -h")
-DIFF_RISK = {"--output=:write": "writes the output to a file", "--ext-diff": "runs the configured external diff program",
+DIFF_RISK = {"--output=:write": "writes the output to a file",
+             "--ext-diff": "runs the configured external diff program",
              "--textconv": "runs configured text conversion programs"}
 LOG = ("--oneline --graph --no-graph --decorate? --no-decorate --decorate-refs= --decorate-refs-exclude= "
        "--clear-decorations --all --branches? --tags? --remotes? --glob= --exclude= -n= --max-count= --skip= "
@@ -200,4 +201,5 @@ REMOTE_LOCAL = ("", "-v", "--verbose", "get-url", "add", "rename", "remove", "rm
 SUBMODULE_LOCAL = ("status", "init", "deinit", "absorbgitdirs", "summary", "set-url")
 PROGRAMS = [Program("git", GIT_SPEC, net("clone fetch pull push ls-remote archive send-email request-pull svn p4 lfs "
                                          "fetch-pack send-pack submodule remote",
-                                         local={"remote": REMOTE_LOCAL, "submodule": SUBMODULE_LOCAL}))]
+                                         local={"remote": REMOTE_LOCAL, "submodule": SUBMODULE_LOCAL}),
+                    judge="git", traits=frozenset({"lists-names"}))]
