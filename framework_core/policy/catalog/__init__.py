@@ -20,7 +20,7 @@ JUDGES = {**{j: "programs.py" for j in ("rm", "rmdir", "unlink", "copy", "touch"
                                         "find", "container")},
           **{j: "interp.py" for j in ("shell", "plain-shell", "language", "eval", "source", "make", "watch", "xargs")},
           "git": "git.py", "sed": "script_programs.py", "awk": "script_programs.py", "runs-input": "simple.py"}
-FAMILIES = ("files", "git", "dev", "scripts", "versions", "runners", "changes", "network", "shell")
+FAMILIES = ("files", "git", "dev", "scripts", "versions", "runners", "changes", "network", "wrappers", "shell")
 
 
 @lru_cache(maxsize=1)

@@ -2,8 +2,9 @@
 
 An entry is a bare `Spec` (`policy/spec.py`: the read-only invocations) or a `Program`, which adds what a spec
 cannot say: the network (`Net`), other names, a verdict its name alone decides (`Fixed`: sudo, mkfs), the
-judge in code for what data cannot say (`judge`: rm's targets, a shell's `-c` code), and traits other parts
-of the policy read (`TRAITS`). A program with no read-only invocation (curl, rm) is a `Program` with no spec.
+judge in code for what data cannot say (`judge`: rm's targets, a shell's `-c` code), a wrapper's grammar
+(`Grammar`: env, nice, timeout), and traits other parts of the policy read (`TRAITS`). A program with no
+read-only invocation (curl, rm) is a `Program` with no spec.
 """
 
 from __future__ import annotations
@@ -52,6 +53,20 @@ class Fixed:
 
 
 @dataclass(frozen=True)
+class Grammar:
+    """A wrapper's options (env, nice, timeout …), from its manual: flags, short options without a value; values,
+    short options taking one; long, name -> its short equivalent or a kind ("flag", "value", "optional" for
+    `--x[=v]`); positional, words before the command; effects, option letter (or long name) -> what it does
+    beyond running the command (it asks)."""
+
+    flags: str = ""
+    values: str = ""
+    long: dict[str, str] = field(default_factory=dict)
+    positional: int = 0
+    effects: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Program:
     name: str
     spec: Spec | None = None
@@ -61,6 +76,7 @@ class Program:
     fixed: Fixed | None = None
     traits: frozenset[str] = frozenset()
     code: tuple[str, ...] = ()  # for a language: the options (or subcommands) whose value is code it runs
+    wrapper: Grammar | None = None  # it runs the command that follows its options (`policy/wrappers.py`)
 
 
 Entry = Spec | Program
