@@ -16,7 +16,7 @@ from framework_core.policy import catalog, interp, programs
 from framework_core.policy.builtins import builtin, prefix_problem
 from framework_core.policy.catalog.entry import Program
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
-from framework_core.policy.git import git, other_repository
+from framework_core.policy.git import git, other_repository, remember_clone
 from framework_core.policy.known import judge, program_name, read_problem
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.network import SECRET_VAR, network_verdict, uses_network, word_secret
@@ -76,18 +76,19 @@ def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     fetched = _downloaded_code(name, head, ctx)
     if fetched:
         return danger(texts, f"runs code from {fetched}, which this command just downloaded"), Flow()
-    if name == "git" and "clone" in texts:
-        _remember_clone(texts, ctx)
+    entry = catalog.entry(name) if name is not None else None
+    judge_name = entry.judge if entry is not None else ""
+    if judge_name == "git" and "clone" in texts:
+        remember_clone(texts, ctx)
     if name is None:
         net = _local_manager_network(head.text, texts[1:])
         return confirm(texts, f"runs {head.text}: a program outside the system's own directories is not known",
                        network=net), Flow(runs_input=True, network=net)
     argv = [name, *texts[1:]]
-    entry = catalog.entry(name)
-    if entry is not None and entry.judge == "xargs":
+    if judge_name == "xargs":
         return _xargs(argv, words, ctx)
     result = _dispatch(argv, words, ctx, entry)
-    if name == "git" and (elsewhere := other_repository(argv, ctx)):
+    if judge_name == "git" and (elsewhere := other_repository(argv, ctx)):
         verdict, flow = result if result is not None else (Verdict(Level.SAFE, ()), Flow())
         return Verdict.combine([verdict, confirm(argv, elsewhere)]), flow
     if result is not None:
@@ -109,11 +110,6 @@ def _local_manager_network(program: str, args: list[str]) -> bool:
     return local in LOCAL_PACKAGE_MANAGERS and uses_network([LOCAL_PACKAGE_MANAGERS[local], *args])
 
 
-CLONE_VALUE_OPTS = {"-b", "--branch", "-o", "--origin", "-c", "--config", "--depth", "--reference", "--template",
-                    "-j", "--jobs", "--filter", "-u", "--upload-pack", "--separate-git-dir", "--shallow-since",
-                    "--shallow-exclude", "--server-option", "--bundle-uri"}
-
-
 def _inside(path: str | None, dirs: set[str]) -> str:
     if path is None:
         return ""
@@ -129,25 +125,6 @@ def _downloaded_code(name: str | None, head: Word, ctx: Ctx) -> str:
     return _inside(ctx.cwd, ctx.downloaded) if catalog.has_trait(name, "builds") else ""
 
 
-def _remember_clone(texts: list[str], ctx: Ctx) -> None:
-    args = texts[texts.index("clone") + 1:]
-    ops, i = [], 0
-    while i < len(args):
-        a = args[i]
-        if a in CLONE_VALUE_OPTS:
-            i += 2
-            continue
-        if not a.startswith("-"):
-            ops.append(a)
-        i += 1
-    if not ops:
-        return
-    target = ops[1] if len(ops) > 1 else ops[0].rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
-    for t in resolve(Word(target, tilde=target.startswith("~")), ctx):
-        if t.path and not t.unknown:
-            ctx.downloaded.add(t.path)
-
-
 def _dispatch(argv: list[str], words: list[Word], ctx: Ctx, entry: Program | None) -> tuple[Verdict, Flow] | None:
     name = argv[0]
     judge_name = entry.judge if entry is not None else ""
@@ -156,7 +133,7 @@ def _dispatch(argv: list[str], words: list[Word], ctx: Ctx, entry: Program | Non
         return fixed, Flow()
     known, known_flow = judge(words if words[0].text == name else [Word(name), *words[1:]], ctx)
     if known is not None and known.level == Level.SAFE:
-        return known, known_flow | _token_output(argv)
+        return known, known_flow | _token_output(argv, judge_name)
     verdict = builtin(argv, words, ctx)
     if verdict is not None:
         return verdict, _dump_flow(argv, verdict)
@@ -194,11 +171,11 @@ def _dispatch(argv: list[str], words: list[Word], ctx: Ctx, entry: Program | Non
 SOFT_SECRETS = ("git configuration", "container configuration")
 
 
-def _token_output(argv: list[str]) -> Flow:
+def _token_output(argv: list[str], judge_name: str) -> Flow:
     """Read-only commands whose output can hold tokens: git config and remote URLs, container inspection."""
-    if argv[0] == "git" and any(a in ("config", "remote") for a in argv[1:3]):
+    if judge_name == "git" and any(a in ("config", "remote") for a in argv[1:3]):
         return Flow(secret="git configuration (remote URLs and headers can hold tokens)")
-    if argv[0] in ("docker", "podman") and "inspect" in argv:
+    if judge_name == "container" and "inspect" in argv:
         return Flow(secret="container configuration (environment variables can hold secrets)")
     return Flow()
 
