@@ -10,8 +10,9 @@ follows its entry (fixed verdict, spec, judge, network, traits). How to add a pr
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Iterable
 
-from framework_core.policy.catalog.entry import TRAITS, Net, Program, as_program
+from framework_core.policy.catalog.entry import TRAITS, Entry, Net, Program, as_program
 from framework_core.policy.spec import Spec, SpecError
 
 #: The judges in code an entry may name, and where each is.
@@ -25,15 +26,20 @@ FAMILIES = ("files", "git", "dev", "scripts", "versions", "runners", "changes", 
 
 @lru_cache(maxsize=1)
 def programs() -> dict[str, Program]:
-    """Every program and alias by name; a name defined twice is a SpecError naming both places."""
+    """Every program and alias by name, from the family modules."""
     import importlib
 
+    return index((family, importlib.import_module(f"{__name__}.{family}").PROGRAMS) for family in FAMILIES)
+
+
+def index(families: Iterable[tuple[str, list[Entry]]]) -> dict[str, Program]:
+    """Entries by name (aliases included); a name defined twice, an unknown judge or trait is a SpecError
+    naming the catalog file."""
     out: dict[str, Program] = {}
     where: dict[str, str] = {}
-    for family in FAMILIES:
-        module = importlib.import_module(f"{__name__}.{family}")
-        for entry in module.PROGRAMS:
-            program = as_program(entry)
+    for family, entries in families:
+        for item in entries:
+            program = as_program(item)
             _validate(program, family)
             for name in (program.name, *program.aliases):
                 if name in out:

@@ -1,0 +1,115 @@
+"""The program catalog: one entry per program, typed option values, data before code.
+
+The catalog loads with no name defined twice and every judge it names backed by code; an option's kind
+(`:read`, `:write`, `:exec`, `:net`, `:inside`) decides how its value is judged; `Need` and `Refuse` say what
+`check=` functions used to; a broken entry is refused with the catalog file named."""
+
+from __future__ import annotations
+
+import pytest
+
+from framework_core.policy import catalog, interp, programs
+from framework_core.policy.catalog.entry import Fixed, Program, judged
+from framework_core.policy.classifier import classify_command
+from framework_core.policy.context import Ctx, Word
+from framework_core.policy.known import judge_with, registry
+from framework_core.policy.levels import Level
+from framework_core.policy.spec import Need, Refuse, SpecError, check_examples, parse, parse_opts, spec
+
+
+def test_every_program_is_one_entry_and_every_named_judge_is_code() -> None:
+    entries = catalog.programs()
+    assert len({id(p) for p in entries.values()}) > 350
+    interp_judges = interp.SHELL_JUDGES | {"language", "eval", "source", "make", "watch", "xargs"}
+    for name, where in catalog.JUDGES.items():
+        if where == "programs.py":
+            assert name in programs.JUDGES, name
+        if where == "interp.py":
+            assert name in interp_judges, name
+    used = {p.judge for p in entries.values() if p.judge}
+    assert used == set(catalog.JUDGES), "a judge no entry names is dead code"
+
+
+def test_a_name_defined_twice_is_refused_naming_both_files() -> None:
+    with pytest.raises(SpecError) as err:
+        catalog.index([("files", [spec("ls", "-l")]), ("dev", [Program("dir", aliases=("ls",))])])
+    assert "ls is defined twice: in catalog/files.py and catalog/dev.py" in str(err.value)
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    (Program("x", judge="nope"), "names the judge 'nope'"),
+    (Program("x", traits=frozenset({"flies"})), "unknown trait 'flies'"),
+])
+def test_an_unknown_judge_or_trait_is_refused(entry: Program, message: str) -> None:
+    with pytest.raises(SpecError) as err:
+        catalog.index([("dev", [entry])])
+    assert message in str(err.value) and "catalog/dev.py" in str(err.value)
+
+
+@pytest.mark.parametrize(("syntax", "role", "why", "writes"), [
+    ("-f=:read", "read", "", False),
+    ("-C=:inside", "inside", "", False),
+    ("-o=:write", "risk", "writes a file", True),
+    ("--pre=:exec", "risk", "runs a command", False),
+    ("--proxy=:net", "risk", "talks to the network", False),
+    ("-n=", "ok", "", False),
+])
+def test_an_option_kind_says_how_its_value_is_judged(syntax: str, role: str, why: str, writes: bool) -> None:
+    (opt,) = parse_opts(syntax).values()
+    assert (opt.role, opt.why, opt.writes, opt.arg) == (role, why, writes, "value")
+
+
+@pytest.mark.parametrize(("syntax", "problem"), [("-o:write", "needs a value"), ("-o=:delete", "unknown kind")])
+def test_a_kind_on_a_flag_or_an_unknown_kind_is_refused(syntax: str, problem: str) -> None:
+    with pytest.raises(SpecError) as err:
+        parse_opts(syntax)
+    assert problem in str(err.value)
+
+
+def test_a_written_value_is_judged_as_a_write_target_and_plain_text_is_not() -> None:
+    assert classify_command("sort -o ~/.bashrc names.txt").level == Level.DANGEROUS  # sort's -o=:write
+    assert classify_command("sort -o sorted.txt names.txt").level == Level.NEEDS_CONFIRM
+    tag = classify_command("git tag -m ~/.bashrc v1")  # a message, not a file: asks, nothing written
+    assert tag.level == Level.NEEDS_CONFIRM and "writes or changes the repository" in tag.reasons[0]
+    assert "-o writes a file" in parse(registry()["sort"], ["-o", "x"]).problem
+
+
+def test_need_and_refuse_say_what_check_functions_said() -> None:
+    s = spec("tool", "-l -q", operands="text", needs=Need(frozenset({"-l"}), "tool without -l changes things"),
+             refuse=(Refuse("operand", "^@", "an @file operand reads more arguments"),),
+             ok=("tool -l x",), ask=("tool x", "tool -l @f"))
+    specs = {"tool": s}
+    check_examples(specs, lambda argv: judge_with(specs, [Word(a) for a in argv], Ctx())[0].level == Level.SAFE)
+    assert parse(s, ["-q"]).problem == "tool without -l changes things"
+    assert parse(s, ["-l", "@args"]).problem == "an @file operand reads more arguments"
+    named = Need(frozenset({"--list"}), "with a name it creates", with_operands=True)
+    assert named.problem([], []) == "" and named.problem(["x"], ["x"]) == "with a name it creates"
+    assert Refuse("first", "^hosts", "asks DNS").problem(["passwd", "hosts"], ["passwd", "hosts"]) == ""
+
+
+def test_only_the_checks_data_cannot_say_remain_code() -> None:
+    def all_specs() -> list[tuple[str, object]]:
+        out, stack = [], [(n, s) for n, s in registry().items() if s.program == n]
+        while stack:
+            name, s = stack.pop()
+            out.append((name, s))
+            stack += [(f"{name} {k}", v) for k, v in s.subcommands.items()]
+        return out
+
+    with_code = sorted(name for name, s in all_specs() if getattr(s, "check", None) is not None)
+    assert with_code == ["awk", "git config", "ip", "printenv", "ps", "sed", "tar", "unzip"]
+
+
+def test_a_fixed_verdict_and_a_judge_come_from_the_entry() -> None:
+    assert catalog.entry("sudo") == Program("sudo", fixed=Fixed("dangerous", "privilege escalation"))
+    assert catalog.entry("rm") == judged("rm", "rm")[0]
+    assert classify_command("modprobe x").reasons == ('"modprobe x": modprobe changes the kernel, capabilities or '
+                                                      'namespaces of the host',)
+    docker = catalog.entry("docker")
+    assert docker is not None and docker.spec is not None and docker.net is not None and docker.judge == "container"
+
+
+def test_an_alias_is_its_program() -> None:
+    assert catalog.entry("egrep") is catalog.entry("grep")
+    assert classify_command("egrep -l TODO src | xargs cat").level == classify_command(
+        "grep -l TODO src | xargs cat").level == Level.SAFE
