@@ -1,4 +1,5 @@
-"""Which commands use the network, and secrets leaving through their arguments.
+"""Which commands use the network (as their catalog entries say, `catalog/entry.py` `Net`), and secrets
+leaving through their arguments.
 
 Anything that touches the network is never Safe: the sandbox gives a command the network only when the
 decision says it needs it and the user approved. A secret (credential file, /proc/*/environ, a secret
