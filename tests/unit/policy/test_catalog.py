@@ -14,7 +14,7 @@ from framework_core.policy.classifier import classify_command
 from framework_core.policy.context import Ctx, Word
 from framework_core.policy.known import judge_with, registry
 from framework_core.policy.levels import Level
-from framework_core.policy.spec import Need, Refuse, SpecError, check_examples, parse, parse_opts, spec
+from framework_core.policy.spec import Need, Refuse, Spec, SpecError, check_examples, parse, parse_opts, spec
 
 
 def test_every_program_is_one_entry_and_every_named_judge_is_code() -> None:
@@ -79,7 +79,11 @@ def test_need_and_refuse_say_what_check_functions_said() -> None:
              refuse=(Refuse("operand", "^@", "an @file operand reads more arguments"),),
              ok=("tool -l x",), ask=("tool x", "tool -l @f"))
     specs = {"tool": s}
-    check_examples(specs, lambda argv: judge_with(specs, [Word(a) for a in argv], Ctx())[0].level == Level.SAFE)
+    def harmless(argv: list[str]) -> bool:
+        verdict = judge_with(specs, [Word(a) for a in argv], Ctx())[0]
+        return verdict is not None and verdict.level == Level.SAFE
+
+    check_examples(specs, harmless)
     assert parse(s, ["-q"]).problem == "tool without -l changes things"
     assert parse(s, ["-l", "@args"]).problem == "an @file operand reads more arguments"
     named = Need(frozenset({"--list"}), "with a name it creates", with_operands=True)
@@ -88,15 +92,16 @@ def test_need_and_refuse_say_what_check_functions_said() -> None:
 
 
 def test_only_the_checks_data_cannot_say_remain_code() -> None:
-    def all_specs() -> list[tuple[str, object]]:
-        out, stack = [], [(n, s) for n, s in registry().items() if s.program == n]
+    def all_specs() -> list[tuple[str, Spec]]:
+        out: list[tuple[str, Spec]] = []
+        stack = [(n, s) for n, s in registry().items() if s.program == n]
         while stack:
             name, s = stack.pop()
             out.append((name, s))
             stack += [(f"{name} {k}", v) for k, v in s.subcommands.items()]
         return out
 
-    with_code = sorted(name for name, s in all_specs() if getattr(s, "check", None) is not None)
+    with_code = sorted(name for name, s in all_specs() if s.check is not None)
     assert with_code == ["awk", "git config", "ip", "printenv", "ps", "sed", "tar", "unzip"]
 
 
