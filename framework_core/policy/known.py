@@ -140,12 +140,6 @@ def read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, st
     return "", ""
 
 
-#: Programs given names that still look inside: tree and du walk the whole tree below (and `ls -R`), file
-#: and unzip read the files' contents. They look only where reading would be known harmless. A plain `ls`
-#: shows one directory's names, and realpath or stat none at all.
-NAME_WALKERS = {"tree", "du", "file", "unzip", "zipinfo"}
-
-
 def listed_problem(samples: tuple[str, ...]) -> tuple[str, str]:
     """Names a read-only lister printed: judged by where they can be and what they can be called."""
     for sample in samples:
@@ -186,7 +180,7 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
             why, secret = read_problem(words[offset + idx], value, False, ctx)
             if why:
                 return why, secret
-    if s.operands == "names" and (s.program in NAME_WALKERS or recursive):  # walked: only where reading is harmless
+    if s.operands == "names" and (s.looks_inside or recursive):  # walked: only where reading is harmless
         listed = [words[offset + i] for i in p.operands] or [Word(".")]
         where = next((found for word in listed if (found := where_problem(word, ctx, recursive))), "")
         return (f"looks at {where}", "") if where else ("", "")

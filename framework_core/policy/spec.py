@@ -85,6 +85,9 @@ class Spec:
     dashes_are_text: bool = False  # an unknown -word is an operand (seq -5 5, expr -1 + 2)
     recursive: frozenset[str] = frozenset()  # options that make it read whole directory trees
     always_recursive: bool = False
+    # given names, it still looks inside (tree and du walk the tree below, file and unzip read contents): it looks
+    # only where reading is known harmless. A plain `ls` shows one directory's names, realpath or stat none.
+    looks_inside: bool = False
     values_next: bool = False  # each value option in a cluster takes the next word (tree -Lo 1 FILE), not the rest
     writes_last: bool = False  # an operand past max_operands is a file written (uniq IN OUT)
     subcommands: dict[str, "Spec"] = field(default_factory=dict)

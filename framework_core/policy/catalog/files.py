@@ -128,8 +128,8 @@ PROGRAMS: list[Entry] = [
          "--prune --info --noreport --charset= --filelimit= --dirsfirst --filesfirst -i -A -S -n -C -q -N -Q -p -u "
          "-g -s -h --si --du -D --timefmt= -F --inodes --device -v -t -c -U -r --sort= -X -J -T=",
          {"-o=:write": "", "-R": "writes 00Tree.html files in every directory", "--fromfile": "reads a listing"},
-         operands="names", abbrev=False, values_next=True, ok=("tree -L 2", "tree -a src", "tree --dirsfirst",
-                                                              "tree -aL 2 src"),
+         operands="names", looks_inside=True, abbrev=False, values_next=True,
+         ok=("tree -L 2", "tree -a src", "tree --dirsfirst", "tree -aL 2 src"),
          ask=("tree -o ~/.bashrc", "tree -R -H x", "tree -Lo 1 FILE")),
     spec("stat", "-L --dereference -f --file-system -c= --format= --printf= -t --terse --cached=", operands="names",
          ok=("stat README.md", "stat -c %s f"), ask=("stat --foo x",)),
@@ -137,13 +137,15 @@ PROGRAMS: list[Entry] = [
          "--uncompress --uncompress-noreport -s --special-files -k --keep-going -r --raw -N --no-pad -0 --print0 "
          "-e= --exclude= -E -f=:read --files-from=:read -F= --separator= -m=:read --magic-file=:read -S --no-sandbox "
          "-p",
-         {"-C --compile": "writes a file"}, operands="names", ok=("file build/app", "file -b --mime-type x"),
+         {"-C --compile": "writes a file"}, operands="names", looks_inside=True,
+         ok=("file build/app", "file -b --mime-type x"),
          ask=("file -C -m x",)),
     spec("du", "-a --all --apparent-size -B= --block-size= -b --bytes -c --total -d= --max-depth= -D -H "
          "--dereference-args -h --human-readable --inodes -k -L --dereference -l --count-links -m -P "
          "--no-dereference -S --separate-dirs --si -s --summarize -t= --threshold= --time? --time-style= "
          "-X=:read --exclude-from=:read --exclude= -x --one-file-system -0 --null --files0-from=:read",
-         operands="names", ok=("du -sh .", "du -h --max-depth=1 src"), ask=("du --exclude-from=~/.ssh/id_rsa",)),
+         operands="names", looks_inside=True, ok=("du -sh .", "du -h --max-depth=1 src"),
+         ask=("du --exclude-from=~/.ssh/id_rsa",)),
     spec("df", "-a --all -B= --block-size= -h --human-readable -H --si -i --inodes -k -l --local --no-sync "
          "--output? -P --portability --sync --total -t= --type= -T --print-type -x= --exclude-type=",
          operands="names", ok=("df -h", "df -h ."), ask=("df --bogus",)),
@@ -354,7 +356,7 @@ PROGRAMS: list[Entry] = [
                         "the jq program reads the environment or loads modules"),),
          ok=("jq .name package.json", "jq -r '.items[] | .id' x.json"),
          ask=("jq -n env", "jq -n '$ENV.OPENAI_API_KEY'", "jq -f prog.jq x", "jq . ~/.docker/config.json")),
-    spec("unzip", "-l -v -t -q -z -Z", operands="names", check=_unzip_check, abbrev=False,
+    spec("unzip", "-l -v -t -q -z -Z", operands="names", looks_inside=True, check=_unzip_check, abbrev=False,
          ok=("unzip -l x.zip",), ask=("unzip x.zip",)),
     *traits("zip 7z 7za ag ack bsdtar cpio zstd gzip xz bzip2", "reads-trees"),
     *traits("fd fdfind", "lists-names"),
