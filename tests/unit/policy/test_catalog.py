@@ -118,3 +118,50 @@ def test_an_alias_is_its_program() -> None:
     assert catalog.entry("egrep") is catalog.entry("grep")
     assert classify_command("egrep -l TODO src | xargs cat").level == classify_command(
         "grep -l TODO src | xargs cat").level == Level.SAFE
+
+
+#: Tables of program names that stay in code, each with why it is not a catalog fact.
+CODE_TABLES = {
+    ("builtins.py", "PAGER_VALUES"): "values of $PAGER, not programs run",
+    ("find.py", "DESTROYS"): "what find -exec runs that destroys what it finds: find's own judgement",
+    ("grants.py", "DESTRUCTIVE"): "programs a prefix grant may not start with (grants, not classification)",
+    ("interp.py", "NETWORK_MODULES"): "python -m modules, not programs",
+    ("interp.py", "_family"): "name prefixes of versioned interpreters (python3.12)",
+    ("interp.py", "runner"): "the judge names of catalog/runners.py",
+    ("interp.py", "run"): "the same, as the table runner() reads",
+    ("network.py", "exfiltration"): "ssh's family: identity options are not secrets sent",
+    ("programs.py", "JUDGES"): "the judge names of catalog/changes.py",
+    ("programs.py", "systemctl"): "systemctl's verbs, not programs",
+    ("rules.py", "PRIVILEGE"): "rules match through these to the command they run (rules, not classification)",
+    ("simple.py", "LOCAL_PACKAGE_MANAGERS"): "package managers called by path, which are not catalog names",
+    ("simple.py", "is_lister"): "how each lister's output is names (code)",
+    ("simple.py", "names_only"): "the same, as the table is_lister() reads",
+    ("simple.py", "lister_samples"): "where each lister's names are (code)",
+    ("words.py", "STATIC_OUTPUT"): "what a trivial command prints inside $(…)",
+}
+
+
+def test_no_table_of_program_names_outside_the_catalog() -> None:
+    """Adding a program means editing its catalog entry, not a set somewhere else (listed exceptions aside)."""
+    import ast
+    from pathlib import Path
+
+    names = set(catalog.programs())
+    found: set[tuple[str, str]] = set()
+    for path in sorted((Path(catalog.__file__).parent.parent).glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for owner in ast.walk(tree):
+            if not isinstance(owner, (ast.Assign, ast.AnnAssign, ast.FunctionDef)):
+                continue
+            label = owner.name if isinstance(owner, ast.FunctionDef) else ast.unparse(
+                owner.targets[0] if isinstance(owner, ast.Assign) else owner.target)
+            for node in ast.walk(owner):
+                elts = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+                if not isinstance(node, (ast.Set, ast.Dict, ast.Tuple, ast.List)) or elts is None:
+                    continue
+                strs = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                hits = [s for s in strs if s in names]
+                if len(hits) >= 3 and len(hits) * 2 >= len(strs):
+                    found.add((path.name, label))
+    assert found <= set(CODE_TABLES), f"program names kept outside policy/catalog/: {sorted(found - set(CODE_TABLES))}"
+    assert found == set(CODE_TABLES), f"exceptions no longer needed: {sorted(set(CODE_TABLES) - found)}"
