@@ -87,9 +87,7 @@ def uses_network(argv: list[str]) -> bool:
     if local is not None:
         rest = argv[argv.index(sub) + 1:]
         nxt = next((a for a in rest if not a.startswith("-")), "")
-        if name == "git" and sub == "remote" and nxt == "show" and "-n" in rest:
-            return False
-        return nxt not in local
+        return not any((w.split() or [""])[0] == nxt and all(o in rest for o in w.split()[1:]) for w in local)
     return not _offline(name, argv, how.offline)
 
 

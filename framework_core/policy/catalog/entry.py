@@ -28,7 +28,8 @@ class Net:
     """How a program uses the network: on every run, or for the listed subcommands only.
 
     `offline`: the program's own switches that keep it off the network (from its manual); `local`: for a
-    subcommand, the words after it that stay local (`git remote -v`, `git submodule status`)."""
+    subcommand, the words after it that stay local (`git remote -v`, `git submodule status`), a word with
+    options after it only with those options (`show -n`: `git remote show -n origin`)."""
 
     subcommands: frozenset[str] = frozenset()
     offline: frozenset[str] = frozenset()

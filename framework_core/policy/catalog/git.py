@@ -196,8 +196,9 @@ GIT_SPEC = Spec("git", {**parse_opts("--no-pager -P --no-replace-objects --liter
                 "git -c core.pager=sh log", "git -C /tmp/evil status", "git -C ../x status", "git log --help",
                 "git diff --ext-diff", "git remote show origin", "git stash", "git push", "git fetch"))
 
-#: `git remote` and `git submodule` reach the remote only for some words after them.
-REMOTE_LOCAL = ("", "-v", "--verbose", "get-url", "add", "rename", "remove", "rm", "set-url", "set-branches")
+#: `git remote` and `git submodule` reach the remote only for some words after them ("show -n": show with -n).
+REMOTE_LOCAL = ("", "-v", "--verbose", "get-url", "add", "rename", "remove", "rm", "set-url", "set-branches",
+                "show -n")
 SUBMODULE_LOCAL = ("status", "init", "deinit", "absorbgitdirs", "summary", "set-url")
 PROGRAMS = [Program("git", GIT_SPEC, net("clone fetch pull push ls-remote archive send-email request-pull svn p4 lfs "
                                          "fetch-pack send-pack submodule remote",
