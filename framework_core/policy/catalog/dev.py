@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from framework_core.policy.catalog.entry import ALWAYS, Entry, Program, net
+from framework_core.policy.catalog.entry import ALWAYS, EXACT, Entry, Program, net
 from framework_core.policy.spec import Need, Refuse, Spec, spec
 
 SYSTEMCTL = ("--user --system -a --all -l --full --no-pager --no-legend --plain -t= --type= --state= -p= "
@@ -57,9 +57,10 @@ PAGER_PLUS = Refuse("word", r"^\+", "a + command runs at start (e.g. +!cmd)")
 
 PROGRAMS: list[Entry] = [
     Program("docker", DOCKER, net("run pull push build login logout search create compose buildx trust manifest image "
-                                  "plugin"), judge="container"),
-    Program("podman", net=net("run pull push build login logout search create compose image"), judge="container"),
-    Program("systemctl", judge="systemctl", spec=spec(
+                                  "plugin"), judge="container", traits=EXACT),
+    Program("podman", net=net("run pull push build login logout search create compose image"), judge="container",
+            traits=EXACT),
+    Program("systemctl", judge="systemctl", traits=EXACT, spec=spec(
         "systemctl", SYSTEMCTL, SYSTEMCTL_RISK, operands="none", sub_required=True,
          subcommands=_sub(SYSTEMCTL, READ_VERBS, SYSTEMCTL_RISK, operands="names"),
          ok=("systemctl status nginx", "systemctl --user list-units", "systemctl is-active x"),
@@ -72,7 +73,7 @@ PROGRAMS: list[Entry] = [
           "--smart-relinquish-var --setup-keys --update-catalog": "changes the journal", "-D= --directory= "
           "--file= --root= -M= --machine= -m --merge": "reads other journals"}, operands="text",
          ok=("journalctl -u nginx -n 50 --no-pager",), ask=("journalctl --vacuum-time=1d",)),
-    Program("crontab", judge="crontab", spec=spec(
+    Program("crontab", judge="crontab", traits=EXACT, spec=spec(
         "crontab", "-l -u=", operands="none", needs=Need(frozenset({"-l"}), "crontab changes jobs"),
         ok=("crontab -l",), ask=("crontab -r", "crontab f"))),
     spec("less", "-N --LINE-NUMBERS -n --line-numbers -S --chop-long-lines -R --RAW-CONTROL-CHARS -r "
@@ -137,6 +138,6 @@ PROGRAMS: list[Entry] = [
              "version": spec("version", "--client -o= --output=", operands="none",
                              needs=Need(frozenset({"--client"}), "kubectl version asks the cluster"))},
          ok=("kubectl config current-context", "kubectl version --client"),
-         ask=("kubectl get pods", "kubectl config view --raw")), ALWAYS),
+         ask=("kubectl get pods", "kubectl config view --raw")), ALWAYS, traits=EXACT),
 ]
 

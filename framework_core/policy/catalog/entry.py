@@ -20,6 +20,7 @@ TRAITS = {
     "lists-names": "its output can be file names (`find . | xargs cat` is judged with the names it lists)",
     "builds": "runs the project's own code (make, npm, pytest): in a just-cloned repository, downloaded code",
     "prints-env": "prints environment variables (secrets ride in its output)",
+    "exact-grants": "a grant for it covers only the exact command: it destroys data or runs what its arguments say",
 }
 
 
@@ -81,6 +82,7 @@ class Program:
 
 
 Entry = Spec | Program
+EXACT = frozenset({"exact-grants"})
 
 
 def as_program(entry: Entry) -> Program:
@@ -97,8 +99,8 @@ def judged(names: str, judge: str, **kw: object) -> list[Program]:
     return [Program(n, None, judge=judge, **kw) for n in names.split()]  # type: ignore[arg-type]
 
 
-def fixed(names: str, level: Literal["ask", "dangerous"], why: str) -> list[Program]:
-    return [Program(n, fixed=Fixed(level, why)) for n in names.split()]
+def fixed(names: str, level: Literal["ask", "dangerous"], why: str, **kw: object) -> list[Program]:
+    return [Program(n, fixed=Fixed(level, why), **kw) for n in names.split()]  # type: ignore[arg-type]
 
 
 def traits(names: str, *which: str) -> list[Program]:

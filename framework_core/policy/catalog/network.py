@@ -5,19 +5,21 @@ bun); rsync's is its `host:path` operands, judged in `policy/network.py`."""
 
 from __future__ import annotations
 
-from framework_core.policy.catalog.entry import Entry, net, networked
+from framework_core.policy.catalog.entry import EXACT, Entry, net, networked
 
 BUILDS = frozenset({"builds"})
 TREES = frozenset({"reads-trees"})
 
 PROGRAMS: list[Entry] = [
-    *networked("curl wget nc ncat netcat socat ssh sftp ftp lftp tftp telnet http https xh httpie aria2c fetch "
+    *networked("curl wget nc ncat netcat socat sftp ftp lftp tftp telnet http https xh httpie aria2c fetch "
                "openssl dig host nslookup drill ping ping6 traceroute tracepath mtr whois nmap ssh-keyscan sendmail "
                "mail mutt curlie axel w3m lynx links elinks smbclient gcloud az hub glab heroku vercel netlify "
-               "flyctl fly doctl npx bunx uvx pipx terraform helm ansible ansible-playbook nix brew apt apt-get dnf "
+               "flyctl fly doctl bunx ansible ansible-playbook nix brew apt apt-get dnf "
                "yum pacman apk snap flatpak gem sbt rustup conda mamba micromamba pdm twine huggingface-cli svn hg "
                "bzr yt-dlp youtube-dl torsocks proxychains proxychains4 ngrok cloudflared ollama git-lfs"),
-    *networked("scp rclone s3cmd aws gsutil", traits=TREES),
+    *networked("ssh npx uvx pipx terraform helm", traits=EXACT),
+    *networked("scp", traits=TREES | EXACT),
+    *networked("rclone s3cmd aws gsutil", traits=TREES),
     *networked("go bundle composer poetry", traits=BUILDS),
     *networked("yarn pnpm", net(offline="--offline"), traits=BUILDS),
     *networked("mvn", net(offline="-o --offline"), traits=BUILDS),

@@ -4,7 +4,7 @@ checks below), and what a script writes or runs is judged in `policy/script_prog
 from __future__ import annotations
 
 from framework_core.policy import awk_lang, sed_lang
-from framework_core.policy.catalog.entry import Entry, Program
+from framework_core.policy.catalog.entry import EXACT, Entry, Program
 from framework_core.policy.spec import spec
 
 
@@ -27,14 +27,14 @@ def _awk_check(args: list[str], ops: list[str]) -> str | None:
 
 
 PROGRAMS: list[Entry] = [
-    Program("sed", aliases=("gsed",), judge="sed", spec=spec(
+    Program("sed", aliases=("gsed",), judge="sed", traits=EXACT, spec=spec(
         "sed", "-n --quiet --silent --debug -e= --expression= -E -r --regexp-extended -s --separate -u --unbuffered "
         "-z --null-data -l= --line-length= --posix --follow-symlinks --sandbox -b --binary",
         {"-i? --in-place?": "edits files in place", "-f= --file=": "runs a sed script from a file"},
         operands="pattern", check=_sed_check,
         ok=("sed -n '1,20p' file.txt", "sed 's/foo/bar/g' input.txt", "sed -e s/a/b/ f"),
         ask=("sed -i s/a/b/ f", "sed --in-pl s/a/b/ f", "sed -f x.sed f", "sed -n p ~/.ssh/id_rsa"))),
-    Program("awk", aliases=("gawk", "mawk", "nawk"), judge="awk", spec=spec(
+    Program("awk", aliases=("gawk", "mawk", "nawk"), judge="awk", traits=EXACT, spec=spec(
         "awk", "-F= --field-separator= -v= --assign= -b --characters-as-bytes -c --traditional -C --copyright "
         "-e= --source= -g --gen-pot -M --bignum -n --non-decimal-data -N --use-lc-numeric -O --optimize -P "
         "--posix -r --re-interval -s --no-optimize -S --sandbox -t --lint-old -L? --lint? -V --version -h --help",

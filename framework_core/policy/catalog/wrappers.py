@@ -5,12 +5,11 @@ run the command (`effects`, they ask); how the inner command is found and judged
 
 from __future__ import annotations
 
-from framework_core.policy.catalog.entry import Entry, Grammar, Program
+from framework_core.policy.catalog.entry import EXACT, Entry, Grammar, Program
 
 
 def _wrap(name: str, flags: str = "", values: str = "", long: dict[str, str] | None = None, positional: int = 0,
-          effects: dict[str, str] | None = None) -> Program:
-    traits = frozenset({"prints-env"}) if name == "env" else frozenset()
+          effects: dict[str, str] | None = None, traits: frozenset[str] = frozenset()) -> Program:
     return Program(name, wrapper=Grammar(flags, values, long or {}, positional, effects or {}), traits=traits)
 
 
@@ -20,13 +19,15 @@ PROGRAMS: list[Entry] = [
     _wrap("env", "i0v", "uCSa", {**HELP, "ignore-environment": "i", "null": "0", "debug": "v", "unset": "u",
                                  "chdir": "C", "split-string": "S", "argv0": "a", "ignore-signal": "optional",
                                  "default-signal": "optional", "block-signal": "optional",
-                                 "list-signal-handling": "flag"}, effects={"a": ARGV0}),
+                                 "list-signal-handling": "flag"}, effects={"a": ARGV0},
+          traits=EXACT | {"prints-env"}),
     _wrap("time", "pvqa", "of", {**HELP, "portability": "p", "verbose": "v", "quiet": "q", "append": "a",
-                                 "output": "o", "format": "f"}, effects={"o": "time -o writes its report to a file"}),
+                                 "output": "o", "format": "f"}, effects={"o": "time -o writes its report to a file"},
+          traits=EXACT),
     _wrap("timeout", "v", "sk", {**HELP, "foreground": "flag", "preserve-status": "flag", "verbose": "v",
-                                 "signal": "s", "kill-after": "k"}, positional=1),
-    _wrap("nice", "", "n", {**HELP, "adjustment": "n"}),
-    _wrap("nohup", "", "", dict(HELP)),
+                                 "signal": "s", "kill-after": "k"}, positional=1, traits=EXACT),
+    _wrap("nice", "", "n", {**HELP, "adjustment": "n"}, traits=EXACT),
+    _wrap("nohup", "", "", dict(HELP), traits=EXACT),
     _wrap("stdbuf", "", "ioe", {**HELP, "input": "i", "output": "o", "error": "e"}),
     _wrap("ionice", "t", "cnpPu", {**HELP, "class": "c", "classdata": "n", "pid": "p", "pgid": "P", "uid": "u",
                                    "ignore": "t"},
@@ -43,7 +44,8 @@ PROGRAMS: list[Entry] = [
                                       "no-fork": "F", "close": "o", "timeout": "w", "conflict-exit-code": "E",
                                       "command": "c", "verbose": "flag"}, positional=1),
     _wrap("setsid", "cfw", "", {**HELP, "ctty": "c", "fork": "f", "wait": "w"}),
-    _wrap("command", "p"), _wrap("builtin"), _wrap("exec", "cl", "a", effects={"a": ARGV0}), _wrap("unbuffer", "p"),
+    _wrap("command", "p", traits=EXACT), _wrap("builtin", traits=EXACT),
+    _wrap("exec", "cl", "a", effects={"a": ARGV0}, traits=EXACT), _wrap("unbuffer", "p"),
     _wrap("caffeinate", "dimsu", "tw", effects={"w": "waits on another process"}), _wrap("nocorrect"),
     _wrap("noglob"), _wrap("busybox"), _wrap("coproc"),
 ]

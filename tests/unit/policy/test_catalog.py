@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from framework_core.policy import catalog, interp, programs
-from framework_core.policy.catalog.entry import Fixed, Program, judged
+from framework_core.policy.catalog.entry import Fixed, Program
 from framework_core.policy.classifier import classify_command
 from framework_core.policy.context import Ctx, Word
 from framework_core.policy.known import judge_with, registry
@@ -106,8 +106,9 @@ def test_only_the_checks_data_cannot_say_remain_code() -> None:
 
 
 def test_a_fixed_verdict_and_a_judge_come_from_the_entry() -> None:
-    assert catalog.entry("sudo") == Program("sudo", fixed=Fixed("dangerous", "privilege escalation"))
-    assert catalog.entry("rm") == judged("rm", "rm")[0]
+    sudo, rm = catalog.entry("sudo"), catalog.entry("rm")
+    assert sudo is not None and sudo.fixed == Fixed("dangerous", "privilege escalation")
+    assert rm is not None and rm.judge == "rm" and rm.spec is None and "exact-grants" in rm.traits
     assert classify_command("modprobe x").reasons == ('"modprobe x": modprobe changes the kernel, capabilities or '
                                                       'namespaces of the host',)
     docker = catalog.entry("docker")
@@ -124,7 +125,6 @@ def test_an_alias_is_its_program() -> None:
 CODE_TABLES = {
     ("builtins.py", "PAGER_VALUES"): "values of $PAGER, not programs run",
     ("find.py", "DESTROYS"): "what find -exec runs that destroys what it finds: find's own judgement",
-    ("grants.py", "DESTRUCTIVE"): "programs a prefix grant may not start with (grants, not classification)",
     ("interp.py", "NETWORK_MODULES"): "python -m modules, not programs",
     ("interp.py", "_family"): "name prefixes of versioned interpreters (python3.12)",
     ("interp.py", "runner"): "the judge names of catalog/runners.py",
