@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from framework_core.policy.kinds import GrantOption, PolicyError
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.catalog import has_trait
+from framework_core.policy.catalog import entry, has_trait
 from framework_core.policy.paths import secret_reason
 
 if TYPE_CHECKING:
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 
 SIMPLE_COMMAND_CHARS = set("|&;<>()$`\\\n*?[]{}~!#")
 INERT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._,%/-]*")
-GIT_DESTRUCTIVE = {"reset", "clean", "checkout", "restore", "rm", "rebase", "filter-branch", "gc", "prune",
-                   "reflog", "update-ref", "stash", "branch", "tag", "worktree", "switch", "config",
-                   "submodule", "bisect", "am", "apply", "cherry-pick", "revert", "merge", "pull", "replace",
-                   "notes", "-c", "-C", "--git-dir", "--work-tree"}
 
 
 def is_simple_command(cmd: str) -> bool:
@@ -56,7 +52,8 @@ def prefix_allowed(toks: list[str]) -> bool:
     """May a prefix grant start with these words? Not for destructive programs or ones that run others."""
     if len(toks) < 2 or "/" in toks[0] or "=" in toks[0] or has_trait(toks[0], "exact-grants"):
         return False
-    if toks[0] == "git" and toks[1] in GIT_DESTRUCTIVE:
+    found = entry(toks[0])
+    if found is not None and toks[1] in found.exact_after:  # git reset, git -C …
         return False
     return all(INERT.fullmatch(t) or t.startswith("-") and INERT.fullmatch(t[1:].lstrip("-")) for t in toks)
 

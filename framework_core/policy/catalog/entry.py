@@ -79,6 +79,7 @@ class Program:
     traits: frozenset[str] = frozenset()
     code: tuple[str, ...] = ()  # for a language: the options (or subcommands) whose value is code it runs
     wrapper: Grammar | None = None  # it runs the command that follows its options (`policy/wrappers.py`)
+    exact_after: frozenset[str] = frozenset()  # first words after which a grant covers only the exact command
 
 
 Entry = Spec | Program

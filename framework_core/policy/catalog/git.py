@@ -196,6 +196,11 @@ GIT_SPEC = Spec("git", {**parse_opts("--no-pager -P --no-replace-objects --liter
                 "git -c core.pager=sh log", "git -C /tmp/evil status", "git -C ../x status", "git log --help",
                 "git diff --ext-diff", "git remote show origin", "git stash", "git push", "git fetch"))
 
+#: A grant for `git` followed by one of these covers only the exact command: they destroy work or point git
+#: elsewhere.
+EXACT_AFTER = frozenset("reset clean checkout restore rm rebase filter-branch gc prune reflog update-ref stash branch "
+                        "tag worktree switch config submodule bisect am apply cherry-pick revert merge pull replace "
+                        "notes -c -C --git-dir --work-tree".split())
 #: `git remote` and `git submodule` reach the remote only for some words after them ("show -n": show with -n).
 REMOTE_LOCAL = ("", "-v", "--verbose", "get-url", "add", "rename", "remove", "rm", "set-url", "set-branches",
                 "show -n")
@@ -203,4 +208,4 @@ SUBMODULE_LOCAL = ("status", "init", "deinit", "absorbgitdirs", "summary", "set-
 PROGRAMS = [Program("git", GIT_SPEC, net("clone fetch pull push ls-remote archive send-email request-pull svn p4 lfs "
                                          "fetch-pack send-pack submodule remote",
                                          local={"remote": REMOTE_LOCAL, "submodule": SUBMODULE_LOCAL}),
-                    judge="git", traits=frozenset({"lists-names"}))]
+                    judge="git", traits=frozenset({"lists-names"}), exact_after=EXACT_AFTER)]
