@@ -1,6 +1,8 @@
-"""git beyond its read-only specification: configuration keys that run commands, commands it runs for
-you (`-c core.pager=…`, `rebase --exec`, `submodule foreach`, `--upload-pack`), and persistence through
-hooks and config. Returns None when nothing here applies (the specification or the network rule decides).
+"""git's judge, for what its catalog entry (`catalog/git.py`) cannot say: configuration keys that run
+commands, commands it runs for you (`-c core.pager=…`, `rebase --exec`, `submodule foreach`,
+`--upload-pack`), persistence through hooks and config, another repository's configuration, and the folder
+a clone fills with downloaded code. `git()` returns None when nothing here applies (the specification or the
+network rule decides).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import re
 
 from framework_core.policy.context import Ctx, Word, confirm, danger
 from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.targets import resolve
 
 EXEC_KEYS = re.compile(
     r"core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand|worktree)|"
@@ -109,3 +112,28 @@ def other_repository(argv: list[str], ctx: Ctx) -> str:
             ["set"], ["unset"], ["rename-section"], ["remove-section"])):
         return f"git config {argv[i + 1]} changes configuration"
     return ""
+
+
+CLONE_VALUE_OPTS = {"-b", "--branch", "-o", "--origin", "-c", "--config", "--depth", "--reference", "--template",
+                    "-j", "--jobs", "--filter", "-u", "--upload-pack", "--separate-git-dir", "--shallow-since",
+                    "--shallow-exclude", "--server-option", "--bundle-uri"}
+
+
+def remember_clone(texts: list[str], ctx: Ctx) -> None:
+    """`git clone URL [DIR]`: DIR (or the URL's last part) holds downloaded code from now on."""
+    args = texts[texts.index("clone") + 1:]
+    ops, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if a in CLONE_VALUE_OPTS:
+            i += 2
+            continue
+        if not a.startswith("-"):
+            ops.append(a)
+        i += 1
+    if not ops:
+        return
+    target = ops[1] if len(ops) > 1 else ops[0].rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
+    for t in resolve(Word(target, tilde=target.startswith("~")), ctx):
+        if t.path and not t.unknown:
+            ctx.downloaded.add(t.path)

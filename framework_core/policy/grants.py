@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from framework_core.policy.kinds import GrantOption, PolicyError
 from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.catalog import entry, has_trait
 from framework_core.policy.paths import secret_reason
 
 if TYPE_CHECKING:
@@ -24,18 +25,6 @@ if TYPE_CHECKING:
 
 SIMPLE_COMMAND_CHARS = set("|&;<>()$`\\\n*?[]{}~!#")
 INERT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._,%/-]*")
-#: Exact grants only: these destroy data, or run whatever their arguments say.
-DESTRUCTIVE = {"rm", "rmdir", "unlink", "mv", "dd", "shred", "truncate", "kill", "pkill", "killall", "crontab",
-               "mkfs", "wipefs", "fdisk", "parted", "chmod", "chown", "chgrp", "find", "tee", "sed", "perl", "cp",
-               "ln", "install", "rsync", "xargs", "env", "nice", "timeout", "nohup", "exec", "command", "builtin",
-               "time", "watch", "eval", "source", ".", "sudo", "su", "doas", "sh", "bash", "zsh", "dash", "ksh",
-               "fish", "python", "python3", "node", "ruby", "php", "deno", "bun", "npx", "uvx", "pipx", "awk",
-               "gawk", "ssh", "scp", "docker", "podman", "kubectl", "terraform", "helm", "systemctl",
-               "launchctl", "at", "git-filter-repo", "dropdb", "redis-cli", "psql", "mysql", "sqlite3"}
-GIT_DESTRUCTIVE = {"reset", "clean", "checkout", "restore", "rm", "rebase", "filter-branch", "gc", "prune",
-                   "reflog", "update-ref", "stash", "branch", "tag", "worktree", "switch", "config",
-                   "submodule", "bisect", "am", "apply", "cherry-pick", "revert", "merge", "pull", "replace",
-                   "notes", "-c", "-C", "--git-dir", "--work-tree"}
 
 
 def is_simple_command(cmd: str) -> bool:
@@ -61,9 +50,10 @@ def inert(word: str) -> bool:
 
 def prefix_allowed(toks: list[str]) -> bool:
     """May a prefix grant start with these words? Not for destructive programs or ones that run others."""
-    if len(toks) < 2 or "/" in toks[0] or "=" in toks[0] or toks[0] in DESTRUCTIVE:
+    if len(toks) < 2 or "/" in toks[0] or "=" in toks[0] or has_trait(toks[0], "exact-grants"):
         return False
-    if toks[0] == "git" and toks[1] in GIT_DESTRUCTIVE:
+    found = entry(toks[0])
+    if found is not None and toks[1] in found.exact_after:  # git reset, git -C …
         return False
     return all(INERT.fullmatch(t) or t.startswith("-") and INERT.fullmatch(t[1:].lstrip("-")) for t in toks)
 

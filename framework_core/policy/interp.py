@@ -10,21 +10,15 @@ from __future__ import annotations
 import posixpath
 import re
 
+from framework_core.policy.catalog import entry, judge_of
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, shell_join
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.targets import resolve
 from framework_core.policy.words import static_output
 
-#: Shells that read no start-up file for `-c` (zsh reads ~/.zshenv, a login shell its profile).
-PLAIN_SHELLS = {"sh", "bash", "dash"}
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh", "rbash"}
-LANGS = {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "php", "lua", "luajit",
-         "Rscript", "R", "deno", "bun", "tclsh", "wish", "expect", "osascript", "pwsh", "powershell", "irb", "jshell",
-         "julia", "ghci", "runghc", "guile", "racket", "sbcl", "clisp", "sqlite3", "psql", "mysql", "gdb", "lldb"}
-CODE_OPTS = {"python": ("-c", "-m"), "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "-p", "--eval",
-             "--print", "-r", "--require", "--import"), "php": ("-r", "-B", "-R", "-E", "-F"), "lua": ("-e", "-l"),
-             "Rscript": ("-e",), "deno": ("eval", "run", "repl"), "bun": ("-e", "--eval", "run", "x"),
-             "sqlite3": ("-cmd",), "psql": ("-c", "-f"), "mysql": ("-e", "--execute"), "vim": ("-c", "--cmd", "-S")}
+#: The judges of catalog entries (`catalog/runners.py`) for programs that run code.
+SHELL_JUDGES = {"shell", "plain-shell"}
+CODE_JUDGES = SHELL_JUDGES | {"language", "eval", "source"}
 STDIN_SCRIPTS = {"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"}
 #: Any spelling of standard input or another open descriptor (/dev//stdin, /dev/fd/3, /proc/self/fd/3 …).
 FD_PATH = re.compile(r"/dev/(?:stdin|fd/\d+)|/proc/(?:self|thread-self|\d+)/fd/\d+")
@@ -52,7 +46,7 @@ def _family(name: str) -> str:
 def shell(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     """sh/bash/zsh …: -c CODE (after any options and `--`) is classified; a script or stdin asks."""
     args = argv[1:]
-    i, has_c, stdin, plain = 0, False, False, argv[0] in PLAIN_SHELLS
+    i, has_c, stdin, plain = 0, False, False, judge_of(argv[0]) == "plain-shell"
     while i < len(args) and args[i].startswith(("-", "+")) and args[i] not in ("-", "--"):
         a = args[i]
         plain = plain and (a in ("--norc", "--noprofile") or (not a.startswith("--") and set(a[1:]) <= set("ceuxfo")))
@@ -89,7 +83,7 @@ def _script(argv: list[str], words: list[Word], idx: int, ctx: Ctx) -> tuple[Ver
     if w.flow.network:
         return danger(argv, f"runs a script that {argv[0]} reads from the network"), Flow()
     printed = static_output(w.text[2:-1]) if w.text.startswith("<(") and w.text.endswith(")") else None
-    if printed is not None and argv[0] in SHELLS | {"source", "."}:  # bash <(echo 'rm -rf ~')
+    if printed is not None and judge_of(argv[0]) in SHELL_JUDGES | {"source"}:  # bash <(echo 'rm -rf ~')
         inner, flow = ctx.nested(printed)
         return Verdict.combine([inner, confirm(argv, f"{argv[0]} runs a generated script")]), flow
     for t in resolve(w, ctx):
@@ -122,7 +116,8 @@ def language(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flo
 
     if uses_network(argv):  # bun install, deno cache …: a package manager as much as a language
         return confirm(argv, f"{argv[0]} {argv[1] if len(argv) > 1 else ''} fetches packages", network=True), Flow()
-    code_opts = CODE_OPTS.get(name, ())
+    family = entry(name)
+    code_opts = family.code if family is not None else ()
     args = argv[1:]
     for i, a in enumerate(args):
         if a in code_opts or any(a.startswith(o) and len(o) == 2 and len(a) > 2 for o in code_opts):
@@ -171,7 +166,7 @@ def xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[list[Word], Ver
     inner = words[i:] or [Word("echo")]
     if unknown is not None:  # an option read wrongly could hide where the command starts
         return inner, confirm(argv, f"xargs {unknown} is not an option LACA knows for xargs"), Flow(runs_input=True)
-    runs = inner[0].text.rsplit("/", 1)[-1] in SHELLS | LANGS | {"eval", "source", "."} or inner[0].dynamic
+    runs = runs_code(inner[0].text.rsplit("/", 1)[-1]) or inner[0].dynamic
     return inner, confirm(argv, "xargs runs a command with arguments from its input"), Flow(runs_input=runs)
 
 
@@ -204,19 +199,20 @@ def watch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     return Verdict.combine([inner, confirm(argv, "watch runs a command repeatedly")]), flow
 
 
-def runner(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow] | None:
-    name = argv[0]
-    if name in SHELLS:
+def runs_code(name: str) -> bool:
+    """A shell, a language, eval or source: what it is given is code it runs."""
+    return judge_of(name) in CODE_JUDGES
+
+
+def runner(argv: list[str], words: list[Word], ctx: Ctx, judge: str) -> tuple[Verdict, Flow] | None:
+    """The judge a catalog entry names for a program that runs code (a versioned name such as python3.12 is
+    judged as its family's language)."""
+    if judge in SHELL_JUDGES:
         return shell(argv, words, ctx)
-    if name in ("eval",):
-        return eval_(argv, words, ctx)
-    if name in ("source", "."):
-        return source(argv, words, ctx)
-    if name in ("make", "gmake"):
-        return make(argv, words, ctx)
-    if name == "watch":
-        return watch(argv, words, ctx)
-    if name in LANGS or _family(name) in LANGS:
+    run = {"eval": eval_, "source": source, "make": make, "watch": watch, "language": language}.get(judge)
+    if run is not None:
+        return run(argv, words, ctx)
+    if judge_of(_family(argv[0])) == "language":
         return language(argv, words, ctx)
     return None
 

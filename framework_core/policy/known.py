@@ -1,8 +1,9 @@
 """Apply the program specifications to a command: Safe only when every word is positively known.
 
 `judge(words, ctx)` returns None when no specification covers the program, else a verdict and the data
-flow (which secret the output may carry). The registry loads once and checks every specification against
-its own examples; a contradiction is a bug in the data and stops the load.
+flow (which secret the output may carry). The registry is built once from the program catalog
+(`policy/catalog/`) and checks every specification against its own examples; a contradiction is a bug in the
+data and stops the load.
 """
 
 from __future__ import annotations
@@ -23,18 +24,11 @@ PATTERN_GIVEN = {"-e", "--regexp", "-f", "--file", "--expression", "--source"}
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Spec]:
-    from framework_core.policy.script_programs import AWK, SED
-    from framework_core.policy.specs_dev import DEV, VERSIONS
-    from framework_core.policy.specs_files import FILES
+    from framework_core.policy import catalog
 
-    specs: dict[str, Spec] = {}
-    for s in FILES + DEV + VERSIONS + [SED, AWK]:
-        specs[s.program] = s
-    for alias, name in (("egrep", "grep"), ("fgrep", "grep"), ("pip3", "pip"), ("gawk", "awk"), ("mawk", "awk"),
-                        ("nawk", "awk"), ("gsed", "sed")):
-        if name in specs:
-            specs[alias] = specs[name]
-    check_examples(_with_subs(specs), lambda argv: _example_ok(specs, argv))
+    specs = catalog.specs()
+    check_examples(_with_subs({n: s for n, s in specs.items() if s.program == n}),
+                   lambda argv: _example_ok(specs, argv))
     return specs
 
 
@@ -146,12 +140,6 @@ def read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, st
     return "", ""
 
 
-#: Programs given names that still look inside: tree and du walk the whole tree below (and `ls -R`), file
-#: and unzip read the files' contents. They look only where reading would be known harmless. A plain `ls`
-#: shows one directory's names, and realpath or stat none at all.
-NAME_WALKERS = {"tree", "du", "file", "unzip", "zipinfo"}
-
-
 def listed_problem(samples: tuple[str, ...]) -> tuple[str, str]:
     """Names a read-only lister printed: judged by where they can be and what they can be called."""
     for sample in samples:
@@ -192,7 +180,7 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
             why, secret = read_problem(words[offset + idx], value, False, ctx)
             if why:
                 return why, secret
-    if s.operands == "names" and (s.program in NAME_WALKERS or recursive):  # walked: only where reading is harmless
+    if s.operands == "names" and (s.looks_inside or recursive):  # walked: only where reading is harmless
         listed = [words[offset + i] for i in p.operands] or [Word(".")]
         where = next((found for word in listed if (found := where_problem(word, ctx, recursive))), "")
         return (f"looks at {where}", "") if where else ("", "")

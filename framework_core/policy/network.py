@@ -1,4 +1,5 @@
-"""Which commands use the network, and secrets leaving through their arguments.
+"""Which commands use the network (as their catalog entries say, `catalog/entry.py` `Net`), and secrets
+leaving through their arguments.
 
 Anything that touches the network is never Safe: the sandbox gives a command the network only when the
 decision says it needs it and the user approved. A secret (credential file, /proc/*/environ, a secret
@@ -15,39 +16,6 @@ from framework_core.policy.levels import Verdict
 from framework_core.policy.paths import holds_secrets, secret_reason, show, write_reason
 from framework_core.policy.targets import resolve
 
-ALWAYS = {
-    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "ftp", "lftp", "tftp", "telnet", "http",
-    "https", "xh", "httpie", "aria2c", "fetch", "openssl", "dig", "host", "nslookup", "drill", "ping", "ping6",
-    "traceroute", "tracepath", "mtr", "whois", "nmap", "ssh-keyscan", "sendmail", "mail", "mutt", "curlie", "axel",
-    "w3m", "lynx", "links", "elinks", "smbclient", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "hub",
-    "glab", "heroku", "vercel", "netlify", "flyctl", "fly", "doctl", "npx", "bunx", "uvx", "pipx", "yarn", "pnpm",
-    "terraform", "helm", "ansible", "ansible-playbook", "nix", "brew", "apt", "apt-get", "dnf", "yum", "pacman",
-    "apk", "snap", "flatpak", "gem", "bundle", "composer", "mvn", "gradle", "gradlew", "sbt", "rustup", "conda",
-    "mamba", "micromamba", "poetry", "pdm", "twine", "huggingface-cli", "svn", "hg", "bzr", "yt-dlp", "youtube-dl",
-    "torsocks", "proxychains", "proxychains4", "ngrok", "cloudflared", "go", "kubectl", "ollama", "git-lfs",
-}
-BY_SUBCOMMAND = {
-    "git": {"clone", "fetch", "pull", "push", "ls-remote", "archive", "send-email", "request-pull", "svn", "p4",
-            "lfs", "fetch-pack", "send-pack", "submodule", "remote"},
-    "pip": {"install", "download", "index", "search", "wheel"}, "pip3": {"install", "download", "index", "search",
-                                                                         "wheel"},
-    "npm": {"install", "i", "ci", "add", "update", "up", "upgrade", "publish", "view", "info", "show", "v", "search",
-            "outdated", "audit", "exec", "x", "init", "create", "login", "adduser", "whoami", "ping", "dist-tag",
-            "deprecate", "owner", "access", "token", "star", "unpublish", "doctor", "install-test", "it", "fund"},
-    "cargo": {"build", "b", "run", "r", "test", "t", "check", "c", "fetch", "update", "install", "add", "publish",
-              "tree", "metadata", "search", "bench", "doc", "clippy", "login", "yank", "owner", "vendor",
-              "generate-lockfile"},
-    "uv": {"pip", "sync", "add", "lock", "run", "tool", "python", "venv", "init", "publish", "build", "export"},
-    "docker": {"run", "pull", "push", "build", "login", "logout", "search", "create", "compose", "buildx", "trust",
-               "manifest", "image", "plugin"},
-    "podman": {"run", "pull", "push", "build", "login", "logout", "search", "create", "compose", "image"},
-    "bun": {"install", "i", "add", "update", "x", "create", "upgrade", "pm", "run"},
-    "deno": {"run", "install", "cache", "upgrade", "add", "compile", "test"},
-    "getent": {"hosts", "ahosts", "ahostsv4", "ahostsv6", "networks"},
-}
-LOCAL_NETWORK_SUBS = {("git", "remote"): {"", "-v", "--verbose", "get-url", "add", "rename", "remove", "rm",
-                                          "set-url", "set-branches"},
-                      ("git", "submodule"): {"status", "init", "deinit", "absorbgitdirs", "summary", "set-url"}}
 SECRET_VAR = re.compile(r"\$\{?!?([A-Za-z_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|ACCESS_KEY|"
                         r"PRIVATE_KEY|AUTH)[A-Za-z0-9_]*)", re.I)
 SOCKETS = re.compile(r"(docker|containerd|podman|crio)\.sock")
@@ -63,21 +31,14 @@ def _subcommand(argv: list[str]) -> str:
     return next((a for a in argv[1:] if not a.startswith("-")), "")
 
 
-#: Package managers' own switches that keep them off the network (positive knowledge: what the switch means in
-#: the tool's manual). The sandbox still withholds the network from such a command, so a wrong "offline" makes
-#: it fail, never reach further.
-OFFLINE_FLAGS = {"npm": {"--offline"}, "yarn": {"--offline"}, "pnpm": {"--offline"}, "bun": {"--offline"},
-                 "uv": {"--offline"}, "cargo": {"--offline", "--frozen"}, "mvn": {"-o", "--offline"},
-                 "gradle": {"--offline"}, "gradlew": {"--offline"}, "pip": {"--no-index"}}
 PIP_SOURCES = {"-f", "--find-links", "-i", "--index-url", "--extra-index-url"}
 LOCAL_PACKAGE = re.compile(r"^(\.{1,2}(/|$)|/|~/|file:)|\.(tgz|tar\.gz|tar)$")
 
 
-def _offline(name: str, argv: list[str]) -> bool:
-    """Known to stay off the network: the tool's offline switch (pip's `--no-index` with no URL to find
-    packages at), or an `npm install` whose every package is a folder or archive named by path
-    (`npm install ../localpkg`, `npm i ./x.tgz`, `file:` specs)."""
-    flags = OFFLINE_FLAGS.get(name, set())
+def _offline(name: str, argv: list[str], flags: frozenset[str]) -> bool:
+    """Known to stay off the network: the tool's offline switch (`flags`, from its catalog entry; pip's
+    `--no-index` with no URL to find packages at), or an `npm install` whose every package is a folder or
+    archive named by path (`npm install ../localpkg`, `npm i ./x.tgz`, `file:` specs)."""
     if not any(a in flags or a.split("=", 1)[0] in flags for a in argv[1:]):
         return name == "npm" and _npm_local_install(argv)
     if name == "pip":
@@ -108,25 +69,26 @@ NPM_LOCAL_OPTIONS = {"--save", "-S", "--save-dev", "-D", "--save-optional", "-O"
 
 
 def uses_network(argv: list[str]) -> bool:
+    """Does this command reach the network, by its program's catalog entry (`catalog/entry.py`, `Net`)?"""
+    from framework_core.policy.catalog import networks
+
     name = re.sub(r"^pip[0-9.]+$", "pip", argv[0])
-    if name in ALWAYS:
-        return name not in OFFLINE_FLAGS or not _offline(name, argv)
+    how = networks().get(name)
     if name == "rsync":
         return any(":" in a and not a.startswith(("-", "/", ".")) for a in argv[1:])
-    subs = BY_SUBCOMMAND.get(name)
-    if subs is None:
+    if how is None:
         return False
+    if not how.subcommands:
+        return not how.offline or not _offline(name, argv, how.offline)
     sub = _subcommand(argv)
-    if sub not in subs:
+    if sub not in how.subcommands:
         return False
-    local = LOCAL_NETWORK_SUBS.get((name, sub))
+    local = how.local.get(sub)
     if local is not None:
         rest = argv[argv.index(sub) + 1:]
         nxt = next((a for a in rest if not a.startswith("-")), "")
-        if name == "git" and sub == "remote" and nxt == "show" and "-n" in rest:
-            return False
-        return nxt not in local
-    return not _offline(name, argv)
+        return not any((w.split() or [""])[0] == nxt and all(o in rest for o in w.split()[1:]) for w in local)
+    return not _offline(name, argv, how.offline)
 
 
 def _pieces(text: str) -> list[str]:
@@ -135,10 +97,6 @@ def _pieces(text: str) -> list[str]:
     for sep in ("=", "@", "<"):
         out += [p for t in list(out) for p in t.split(sep)[1:] if p]
     return out
-
-
-RECURSIVE_READERS = {"tar", "zip", "7z", "7za", "rsync", "scp", "cp", "grep", "rg", "ag", "ack", "bsdtar", "cpio",
-                     "zstd", "gzip", "xz", "bzip2", "rclone", "s3cmd", "aws", "gsutil"}
 
 
 def word_secret(w: Word, ctx: Ctx, recursive: bool = False) -> str:
@@ -166,7 +124,9 @@ def word_secret(w: Word, ctx: Ctx, recursive: bool = False) -> str:
 
 def exfiltration(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict | None:
     """Dangerous when a secret rides in any argument of a network command."""
-    recursive = argv[0] in RECURSIVE_READERS
+    from framework_core.policy.catalog import has_trait
+
+    recursive = has_trait(argv[0], "reads-trees")
     for i, w in enumerate(words[1:], start=1):
         if argv[0] in ("ssh", "scp", "sftp", "rsync") and (argv[i - 1] in IDENTITY_OPTS or
                                                             w.text.startswith(("-i", "IdentityFile"))):

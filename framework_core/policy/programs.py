@@ -1,4 +1,5 @@
-"""Programs judged by what their targets mean: deleting, writing, changing modes and owners, scheduling.
+"""Judges of programs by what their targets mean: deleting, writing, changing modes and owners, scheduling.
+Which program each judges is said by its catalog entry (`catalog/changes.py`, `judge=`).
 
 Targets are resolved first (`targets.resolve`), so `rm -rf ${HOME:?}`, `cd / && rm -rf *`, `rm -rf /tmp/../*`
 and `rm -rf ~/.*` are judged like `rm -rf ~` and `rm -rf /*`. Pure functions over normalised argv.
@@ -10,6 +11,7 @@ import re
 import shlex
 from typing import Callable
 
+from framework_core.policy.catalog.entry import Program
 from framework_core.policy.context import Ctx, Word, confirm, danger
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.network import word_secret
@@ -17,11 +19,6 @@ from framework_core.policy.paths import deletion_reason, device_reason, is_home,
 from framework_core.policy.targets import Target, resolve
 
 Handler = Callable[[list[str], list[Word], Ctx], Verdict]
-PRIVILEGE = {"sudo", "su", "doas", "pkexec", "runas", "sudoedit", "run0", "calife", "ksu"}
-DISK = {"mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "blkdiscard",
-        "mkdosfs", "mkntfs", "cryptsetup", "zpool", "diskutil", "hdparm", "badblocks", "losetup", "dmsetup"}
-POWER = {"shutdown", "reboot", "halt", "poweroff", "kexec"}
-KERNEL = {"insmod", "modprobe", "rmmod", "nsenter", "setcap", "kexec", "pivot_root", "switch_root"}
 
 
 def operands(argv: list[str]) -> list[int]:
@@ -273,31 +270,24 @@ def tee(argv: list[str], words: list[Word], ctx: Ctx) -> Verdict:
     return writes(argv, words, ctx, ops, "writes files")
 
 
-HANDLERS: dict[str, Handler] = {
+#: The judges catalog entries name (`judge="rm"` in `catalog/changes.py`).
+JUDGES: dict[str, Handler] = {
     "rm": rm, "rmdir": plain_writer("removes directories"), "unlink": plain_writer("deletes a file"),
-    "cp": copy_like, "mv": copy_like, "ln": copy_like, "install": copy_like, "touch": plain_writer("changes files"),
-    "mkdir": plain_writer("creates directories"), "truncate": plain_writer("truncates files"),
-    "mkfifo": plain_writer("creates a pipe"), "tee": tee, "dd": dd, "shred": shred, "chmod": chmod,
-    "chown": chown, "chgrp": chown, "crontab": crontab, "systemctl": systemctl, "at": scheduler,
-    "batch": scheduler, "atq": scheduler, "atrm": scheduler, "systemd-run": scheduler, "launchctl": scheduler,
-    "anacron": scheduler, "kill": kill, "find": find, "docker": container, "podman": container,
-    "rsync": copy_like,
+    "copy": copy_like, "touch": plain_writer("changes files"), "mkdir": plain_writer("creates directories"),
+    "truncate": plain_writer("truncates files"), "mkfifo": plain_writer("creates a pipe"), "tee": tee, "dd": dd,
+    "shred": shred, "chmod": chmod, "chown": chown, "crontab": crontab, "systemctl": systemctl,
+    "scheduler": scheduler, "kill": kill, "find": find, "container": container,
 }
 
 
-def fixed(argv: list[str]) -> Verdict | None:
-    """Programs whose name alone decides."""
+def fixed(argv: list[str], entry: Program | None) -> Verdict | None:
+    """Programs whose name alone decides (their catalog entry's `fixed`); `mkfs.*` and `init 0` by shape."""
     name = argv[0]
-    if name in PRIVILEGE:
-        return danger(argv, "privilege escalation")
-    if name in DISK or name.startswith("mkfs."):
+    if entry is not None and entry.fixed is not None:
+        decide = danger if entry.fixed.level == "dangerous" else confirm
+        return decide(argv, entry.fixed.why.format(name=name))
+    if name.startswith("mkfs."):
         return danger(argv, "formats, repartitions or maps a disk")
-    if name in POWER or (name in ("init", "telinit") and argv[1:2] in (["0"], ["6"])):
+    if name in ("init", "telinit") and argv[1:2] in (["0"], ["6"]):
         return danger(argv, "shuts down or reboots the machine")
-    if name in KERNEL:
-        return danger(argv, f"{name} changes the kernel, capabilities or namespaces of the host")
-    if name in ("chattr", "mount", "umount", "swapon", "swapoff", "sysctl", "chroot", "unshare", "setfacl",
-                "useradd", "usermod", "userdel", "passwd", "chpasswd", "groupadd", "visudo", "iptables", "nft",
-                "ufw", "ip6tables"):
-        return confirm(argv, f"{name} changes the system")
     return None

@@ -121,23 +121,32 @@ PRIVILEGE_VALUES = {"-u", "--user", "-g", "--group", "-C", "--close-from", "-D",
 def _after_privilege(toks: list[str]) -> list[str]:
     i = 1
     while i < len(toks) and toks[i].startswith("-"):
-        i += 2 if toks[i] in PRIVILEGE_VALUES else 1
-        if toks[i - 1] == "--":
+        option = toks[i]
+        i += 2 if option in PRIVILEGE_VALUES else 1
+        if option == "--":
             break
     return toks[i:]
 
 
-#: git's global options that take a value (git -C DIR push is git push).
-GIT_GLOBAL_VALUES = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"}
+def _value_options(program: str) -> frozenset[str]:
+    """The options of the program's catalog entry that take the next word as their value (git's -C, -c …)."""
+    from framework_core.policy.catalog import entry
+
+    found = entry(program)
+    if found is None or found.spec is None:
+        return frozenset()
+    return frozenset(name for name, opt in found.spec.opts.items() if opt.arg == "value")
 
 
 def _operands(toks: list[str]) -> list[str]:
-    """The words after the program that are not options (and, for git, not a global option's value)."""
+    """The words after the program that are not options, nor the value of an option before the first of them
+    (`git -C DIR push` is `git push`, `docker -H HOST run` is `docker run`)."""
     out: list[str] = []
+    values = _value_options(toks[0])
     i = 1
     while i < len(toks):
         t = toks[i]
-        if toks[0] == "git" and t in GIT_GLOBAL_VALUES and not out:
+        if t in values and not out:
             i += 2
             continue
         if not t.startswith("-") or t == "-":

@@ -1,4 +1,5 @@
-"""Programs whose safety depends on a script in their own language: sed and awk.
+"""Programs whose safety depends on a script in their own language: sed and awk (their options are in
+`catalog/scripts.py`).
 
 sed: `e` runs commands, `w`/`W` and `s///w` write files, `r`/`R` read them, `-i` edits in place; GNU sed's
 `--sandbox` refuses all of those, so a script under it is read-only whatever it says. awk: `system()`,
@@ -15,24 +16,6 @@ from framework_core.policy.paths import write_reason
 from framework_core.policy.targets import resolve
 from framework_core.policy.known import judge
 from framework_core.policy.levels import Verdict
-from framework_core.policy.spec import spec
-
-def _sed_check(args: list[str], ops: list[str]) -> str | None:
-    parsed = sed_lang.parse_args(args)
-    if parsed.problem:
-        return f"sed: {parsed.problem}"
-    if "sandbox" in parsed.options:
-        return None
-    why = sed_lang.parse_script("\n".join(parsed.scripts)).problem
-    return f"sed script {why}" if why else None
-
-
-SED = spec("sed", "-n --quiet --silent --debug -e= --expression= -E -r --regexp-extended -s --separate -u "
-           "--unbuffered -z --null-data -l= --line-length= --posix --follow-symlinks --sandbox -b --binary",
-           {"-i? --in-place?": "edits files in place", "-f= --file=": "runs a sed script from a file"},
-           operands="pattern", check=lambda a, o: _sed_check(a, o),
-           ok=("sed -n '1,20p' file.txt", "sed 's/foo/bar/g' input.txt", "sed -e s/a/b/ f"),
-           ask=("sed -i s/a/b/ f", "sed --in-pl s/a/b/ f", "sed -f x.sed f", "sed -n p ~/.ssh/id_rsa"))
 
 
 def written_danger(argv: list[str], files: list[str], ctx: Ctx) -> Verdict | None:
@@ -64,24 +47,6 @@ def sed(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
             return confirm(argv, f"sed script {script.problem}"), Flow(runs_input=runs)
     verdict, flow = judge(words, ctx)
     return verdict or confirm(argv, "sed is not known here"), flow
-
-
-AWK = spec("awk", "-F= --field-separator= -v= --assign= -b --characters-as-bytes -c --traditional -C --copyright "
-           "-e= --source= -g --gen-pot -M --bignum -n --non-decimal-data -N --use-lc-numeric -O --optimize -P "
-           "--posix -r --re-interval -s --no-optimize -S --sandbox -t --lint-old -L? --lint? -V --version -h "
-           "--help", {"-f= --file=": "runs an awk program from a file", "-i= --include=": "loads an awk library",
-                      "-l= --load=": "loads a shared library", "-E= --exec=": "runs an awk program from a file",
-                      "-p? --profile?": "writes a profile file", "-o? --pretty-print?": "writes a file",
-                      "-d? --dump-variables?": "writes a file", "-D? --debug?": "starts the debugger"},
-           operands="pattern", check=lambda a, o: _awk_check(a),
-           ok=("awk '{print $1}' data.txt", "awk -F: '{ print $1 }' /etc/passwd"),
-           ask=("awk -f prog.awk data", "awk --prof x", "awk '{print}' .env"))
-def _awk_check(args: list[str]) -> str | None:
-    parsed = awk_lang.parse_args(args)
-    if parsed.problem:
-        return f"awk: {parsed.problem}"
-    why = next((w for p in parsed.programs if (w := awk_lang.parse_program(p).problem)), "")
-    return f"awk program {why}" if why else None
 
 
 def awk(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:

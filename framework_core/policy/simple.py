@@ -1,29 +1,29 @@
 """One simple command (argv already normalised): find the program, then judge it.
 
-Order: a program named by a non-system path or computed at run time is unknown; then programs whose
-name alone decides (sudo, mkfs …), builtins, code runners, programs judged by their targets (rm, cp,
-chmod, docker …), git's extras, the network rule, and finally the read-only specifications. Anything
-left asks. Every command also reports its data flow (network, secrets in its output, runs its input).
+A program named by a non-system path or computed at run time is unknown. Otherwise its catalog entry
+(`policy/catalog/`, looked up once) says what judges it, in this order: a verdict its name alone decides
+(sudo, mkfs …); its read-only specification when that finds it harmless; shell builtins; the judge its entry
+names (a code runner, sed or awk, a judge of targets such as rm or docker, git's extras), with the network
+rule; the network rule alone; the specification's question. Anything left asks. Every command also reports
+its data flow (network, secrets in its output, runs its input).
 """
 
 from __future__ import annotations
 
 import re
 
-from framework_core.policy import interp, programs
+from framework_core.policy import catalog, interp, programs
 from framework_core.policy.builtins import builtin, prefix_problem
+from framework_core.policy.catalog.entry import Program
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
-from framework_core.policy.git import git, other_repository
+from framework_core.policy.git import git, other_repository, remember_clone
 from framework_core.policy.known import judge, program_name, read_problem
 from framework_core.policy.levels import Level, Verdict
-from framework_core.policy.network import (RECURSIVE_READERS, SECRET_VAR, network_verdict, uses_network,
-                                           word_secret)
+from framework_core.policy.network import SECRET_VAR, network_verdict, uses_network, word_secret
 from framework_core.policy.script_programs import awk, sed
 from framework_core.policy.targets import resolve
 from framework_core.policy.wrappers import unwrap
 
-ENV_DUMPERS = {"env", "printenv", "set", "export", "declare", "typeset", "compgen", "envsubst"}
-LISTERS = {"find", "fd", "fdfind", "ls", "git", "grep", "rg"}
 
 
 def classify_words(words: list[Word], prefix: list[tuple[str, str]], ctx: Ctx) -> tuple[Verdict, Flow]:
@@ -48,7 +48,7 @@ def classify_words(words: list[Word], prefix: list[tuple[str, str]], ctx: Ctx) -
             extra.append(confirm(texts, f"uses {value}"))
             flow = flow | Flow(secret=value)
     elif not flow.secret and verdict.level < Level.DANGEROUS:
-        recursive = texts[0] in RECURSIVE_READERS
+        recursive = catalog.has_trait(texts[0], "reads-trees")
         secret = next((s for w in inner[1:] if (s := word_secret(w, ctx, recursive))), "")
         flow = flow | Flow(secret=secret)
     return Verdict.combine(extra + [verdict]), flow
@@ -76,17 +76,19 @@ def program(words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     fetched = _downloaded_code(name, head, ctx)
     if fetched:
         return danger(texts, f"runs code from {fetched}, which this command just downloaded"), Flow()
-    if name == "git" and "clone" in texts:
-        _remember_clone(texts, ctx)
+    entry = catalog.entry(name) if name is not None else None
+    judge_name = entry.judge if entry is not None else ""
+    if judge_name == "git" and "clone" in texts:
+        remember_clone(texts, ctx)
     if name is None:
         net = _local_manager_network(head.text, texts[1:])
         return confirm(texts, f"runs {head.text}: a program outside the system's own directories is not known",
                        network=net), Flow(runs_input=True, network=net)
     argv = [name, *texts[1:]]
-    if name == "xargs":
+    if judge_name == "xargs":
         return _xargs(argv, words, ctx)
-    result = _dispatch(argv, words, ctx)
-    if name == "git" and (elsewhere := other_repository(argv, ctx)):
+    result = _dispatch(argv, words, ctx, entry)
+    if judge_name == "git" and (elsewhere := other_repository(argv, ctx)):
         verdict, flow = result if result is not None else (Verdict(Level.SAFE, ()), Flow())
         return Verdict.combine([verdict, confirm(argv, elsewhere)]), flow
     if result is not None:
@@ -108,14 +110,6 @@ def _local_manager_network(program: str, args: list[str]) -> bool:
     return local in LOCAL_PACKAGE_MANAGERS and uses_network([LOCAL_PACKAGE_MANAGERS[local], *args])
 
 
-BUILD_RUNNERS = {"make", "gmake", "npm", "yarn", "pnpm", "bun", "cargo", "go", "pip", "pip3", "python", "python3",
-                 "pytest", "tox", "nox", "mvn", "gradle", "bundle", "rake", "composer", "cmake", "meson", "ninja",
-                 "just", "task", "uv", "poetry", "sh", "bash", "source", "."}
-CLONE_VALUE_OPTS = {"-b", "--branch", "-o", "--origin", "-c", "--config", "--depth", "--reference", "--template",
-                    "-j", "--jobs", "--filter", "-u", "--upload-pack", "--separate-git-dir", "--shallow-since",
-                    "--shallow-exclude", "--server-option", "--bundle-uri"}
-
-
 def _inside(path: str | None, dirs: set[str]) -> str:
     if path is None:
         return ""
@@ -128,56 +122,38 @@ def _downloaded_code(name: str | None, head: Word, ctx: Ctx) -> str:
         return ""
     if name is None:
         return next((d for t in resolve(head, ctx) if (d := _inside(t.path, ctx.downloaded))), "")
-    return _inside(ctx.cwd, ctx.downloaded) if name in BUILD_RUNNERS else ""
+    return _inside(ctx.cwd, ctx.downloaded) if catalog.has_trait(name, "builds") else ""
 
 
-def _remember_clone(texts: list[str], ctx: Ctx) -> None:
-    args = texts[texts.index("clone") + 1:]
-    ops, i = [], 0
-    while i < len(args):
-        a = args[i]
-        if a in CLONE_VALUE_OPTS:
-            i += 2
-            continue
-        if not a.startswith("-"):
-            ops.append(a)
-        i += 1
-    if not ops:
-        return
-    target = ops[1] if len(ops) > 1 else ops[0].rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
-    for t in resolve(Word(target, tilde=target.startswith("~")), ctx):
-        if t.path and not t.unknown:
-            ctx.downloaded.add(t.path)
-
-
-def _dispatch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow] | None:
+def _dispatch(argv: list[str], words: list[Word], ctx: Ctx, entry: Program | None) -> tuple[Verdict, Flow] | None:
     name = argv[0]
-    fixed = programs.fixed(argv)
+    judge_name = entry.judge if entry is not None else ""
+    fixed = programs.fixed(argv, entry)
     if fixed is not None:
         return fixed, Flow()
     known, known_flow = judge(words if words[0].text == name else [Word(name), *words[1:]], ctx)
     if known is not None and known.level == Level.SAFE:
-        return known, known_flow | _token_output(argv)
+        return known, known_flow | _token_output(argv, judge_name)
     verdict = builtin(argv, words, ctx)
     if verdict is not None:
         return verdict, _dump_flow(argv, verdict)
-    ran = interp.runner(argv, words, ctx)
+    ran = interp.runner(argv, words, ctx, judge_name)
     if ran is not None:
         return ran
-    if name in ("sed", "gsed"):
+    if judge_name == "sed":
         return sed(argv, words, ctx)
-    if name in ("awk", "gawk", "mawk", "nawk"):
+    if judge_name == "awk":
         return awk(argv, words, ctx)
-    if name in ("ed", "ex", "dc", "m4"):
+    if judge_name == "runs-input":
         return confirm(argv, f"{name} runs commands it reads (its ! command runs a shell)"), Flow(runs_input=True)
     net = uses_network(argv)
-    handler = programs.HANDLERS.get(name)
-    if handler is not None and not (name == "crontab" and "-l" in argv):
+    handler = programs.JUDGES.get(judge_name)
+    if handler is not None and not (judge_name == "crontab" and "-l" in argv):
         v = handler(argv, words, ctx)
         if net and v.level < Level.DANGEROUS:
             v = Verdict.combine([v, network_verdict(argv, words, ctx)])
         return v, Flow(network=net or v.network)
-    if name == "git":
+    if judge_name == "git":
         g = git(argv, words, ctx)
         if g is not None and (g.level == Level.DANGEROUS or not net):
             return g, Flow(network=net)
@@ -187,7 +163,7 @@ def _dispatch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Fl
         return network_verdict(argv, words, ctx), Flow(network=True)
     if known is not None:
         return known, known_flow | _dump_flow(argv, known)
-    if name in ENV_DUMPERS:
+    if catalog.has_trait(name, "prints-env"):
         return confirm(argv, "prints environment variables, which may include secrets"), Flow(secret="the environment")
     return None
 
@@ -195,18 +171,18 @@ def _dispatch(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Fl
 SOFT_SECRETS = ("git configuration", "container configuration")
 
 
-def _token_output(argv: list[str]) -> Flow:
+def _token_output(argv: list[str], judge_name: str) -> Flow:
     """Read-only commands whose output can hold tokens: git config and remote URLs, container inspection."""
-    if argv[0] == "git" and any(a in ("config", "remote") for a in argv[1:3]):
+    if judge_name == "git" and any(a in ("config", "remote") for a in argv[1:3]):
         return Flow(secret="git configuration (remote URLs and headers can hold tokens)")
-    if argv[0] in ("docker", "podman") and "inspect" in argv:
+    if judge_name == "container" and "inspect" in argv:
         return Flow(secret="container configuration (environment variables can hold secrets)")
     return Flow()
 
 
 def _dump_flow(argv: list[str], verdict: Verdict) -> Flow:
     """Printing the environment or the shell's variables carries secrets into a pipe."""
-    if argv[0] in ENV_DUMPERS and verdict.level > Level.SAFE and (len(argv) == 1 or "-p" in argv):
+    if catalog.has_trait(argv[0], "prints-env") and verdict.level > Level.SAFE and (len(argv) == 1 or "-p" in argv):
         return Flow(secret="the environment")
     if argv[0] == "ps" and verdict.level > Level.SAFE:
         return Flow(secret="process environments")
@@ -217,7 +193,7 @@ def _dump_flow(argv: list[str], verdict: Verdict) -> Flow:
 
 def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:
     inner_words, runs, flow = interp.xargs(argv, words, ctx)
-    if flow.runs_input or program_name(inner_words[0]) in interp.SHELLS | interp.LANGS:
+    if flow.runs_input or catalog.judge_of(program_name(inner_words[0]) or "") in interp.SHELL_JUDGES | {"language"}:
         inner, _ = classify_words(inner_words, [], ctx)
         return Verdict.combine([inner, confirm(argv, "xargs puts its input into code that runs (file names can be "
                                                      "commands)")]), flow
@@ -242,8 +218,9 @@ def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]
 
 def is_lister(argv: list[str], verdict: Verdict) -> bool:
     """A Safe command whose output is file names under the working directory (find ., git ls-files …)."""
-    if verdict.level != Level.SAFE or not argv or argv[0] not in LISTERS:
+    if verdict.level != Level.SAFE or not argv or not catalog.has_trait(argv[0], "lists-names"):
         return False
+    name = catalog.programs()[argv[0]].name  # egrep is grep
     if any(a.startswith(("/", "~", "..")) or "$" in a for a in argv[1:]):
         return False
     names_only = {"git": lambda a: a[1:2] == ["ls-files"] or (a[1:2] in (["diff"], ["ls-tree"]) and any(
@@ -251,7 +228,7 @@ def is_lister(argv: list[str], verdict: Verdict) -> bool:
                   "grep": lambda a: any(x in ("-l", "-L", "--files-with-matches", "--files-without-match") or (
                       x.startswith("-") and not x.startswith("--") and "l" in x) for x in a),
                   "rg": lambda a: any(x in ("-l", "--files", "--files-with-matches") for x in a)}
-    return names_only.get(argv[0], lambda a: True)(argv)
+    return names_only.get(name, lambda a: True)(argv)
 
 
 def _arg_file(words: list[Word]) -> Word | None:
@@ -271,7 +248,8 @@ def lister_samples(words: list[Word], ctx: Ctx) -> tuple[str, ...]:
     """Resolved patterns of the names a lister prints: `find DIR -name X` prints DIR/…/X, `ls -a DIR` DIR/* and
     DIR/.*, others the working directory's files. Names are judged by these where they are used."""
     argv = [w.text for w in words]
-    name, args = argv[0], argv[1:]
+    found = catalog.entry(argv[0])
+    name, args = found.name if found is not None else argv[0], argv[1:]
     dirs = [w for w in words[1:] if not w.text.startswith("-")]
     patterns = ["*"]
     if name == "find":

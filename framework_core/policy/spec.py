@@ -7,17 +7,28 @@ unique prefix when the program accepts abbreviations (`git grep --open-files=CMD
 
 Option syntax in the data: `-x` flag, `-x=` takes a value (next word or attached), `-x?` optional attached
 value, `--name` flag, `--name=` takes a value (`--name=v` or `--name v`), `--name?` optional (`--name=v` only).
-A `:read` suffix marks a value that is a file the program reads.
+A suffix gives the value's kind (as Codex's execpolicy types its arguments): `:read` a file the program reads
+(judged like a read), `:inside` a directory it runs in, and three kinds that make the option ask: `:write` a
+file it writes (judged as a write target, so `sort -o ~/.bashrc` is Dangerous), `:exec` a program or command it
+runs, `:net` a network address it talks to. A plain value is text (a count, a format, a name).
+
+What options cannot say, two kinds of data say (`Need`, `Refuse`); a `check` function only what those cannot
+(ps's BSD letters, tar's modes, a sed or awk script). The entries live in `catalog/`, one per program.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 Role = Literal["ok", "read", "risk", "inside"]
 Operands = Literal["files", "text", "none", "pattern", "names"]
+#: The kinds of an option's value and the role each gives it; the asking kinds carry a default reason.
+KINDS: dict[str, tuple[Role, str]] = {"read": ("read", ""), "inside": ("inside", ""),
+                                      "write": ("risk", "writes a file"), "exec": ("risk", "runs a command"),
+                                      "net": ("risk", "talks to the network")}
 
 
 @dataclass(frozen=True)
@@ -30,7 +41,37 @@ class Opt:
 
 
 class SpecError(Exception):
-    """A specification contradicts its own examples (a bug in the data, found when the data loads)."""
+    """A specification contradicts its own examples or is defined twice (a bug in the data, found when it loads)."""
+
+
+@dataclass(frozen=True)
+class Need:
+    """Harmless only with one of `options` (any option at all when empty); `with_operands`: only when given
+    operands (`git branch NAME` creates a branch, `git branch -l NAME` lists)."""
+
+    options: frozenset[str]
+    why: str
+    with_operands: bool = False
+
+    def problem(self, args: list[str], ops: list[str]) -> str:
+        if self.with_operands and not ops:
+            return ""
+        given = bool(self.options & set(args)) if self.options else bool(args)
+        return "" if given else self.why
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """Asks when a word matches `pattern` (a regular expression searched): any word, each operand, or the
+    first operand only (`where` = "word", "operand", "first")."""
+
+    where: Literal["word", "operand", "first"]
+    pattern: str
+    why: str
+
+    def problem(self, args: list[str], ops: list[str]) -> str:
+        words = args if self.where == "word" else ops[:1] if self.where == "first" else ops
+        return self.why if any(re.search(self.pattern, w) for w in words) else ""
 
 
 @dataclass
@@ -44,10 +85,15 @@ class Spec:
     dashes_are_text: bool = False  # an unknown -word is an operand (seq -5 5, expr -1 + 2)
     recursive: frozenset[str] = frozenset()  # options that make it read whole directory trees
     always_recursive: bool = False
+    # given names, it still looks inside (tree and du walk the tree below, file and unzip read contents): it looks
+    # only where reading is known harmless. A plain `ls` shows one directory's names, realpath or stat none.
+    looks_inside: bool = False
     values_next: bool = False  # each value option in a cluster takes the next word (tree -Lo 1 FILE), not the rest
     writes_last: bool = False  # an operand past max_operands is a file written (uniq IN OUT)
     subcommands: dict[str, "Spec"] = field(default_factory=dict)
     sub_required: bool = False  # a subcommand must follow the global options
+    needs: Need | None = None
+    refuse: tuple[Refuse, ...] = ()
     check: Callable[[list[str], list[str]], str | None] | None = None  # (args, operands) -> why not harmless
     ok: tuple[str, ...] = ()  # examples that must be harmless
     ask: tuple[str, ...] = ()  # examples that must not be
@@ -60,23 +106,32 @@ def parse_opts(text: str, role: Role = "ok", why: str = "") -> dict[str, Opt]:
     out: dict[str, Opt] = {}
     for tok in text.split():
         r: Role = role
-        if tok.endswith(":read"):
-            tok, r = tok[:-5], "read"
+        reason, writes = why, False
+        tok, _, kind = tok.partition(":")
+        if kind:
+            if kind not in KINDS:
+                raise SpecError(f"option {tok}: unknown kind :{kind} (one of {', '.join(KINDS)})")
+            r, default = KINDS[kind]
+            if role == "risk" and r != "risk":
+                raise SpecError(f"option {tok}: a :{kind} value does not make an option ask; list it with the others")
+            reason, writes = why or default, kind == "write"
         arg: Literal["none", "value", "optional"] = "none"
         if tok.endswith("="):
             tok, arg = tok[:-1], "value"
         elif tok.endswith("?"):
             tok, arg = tok[:-1], "optional"
-        out[tok] = Opt(tok, arg, r, why)
+        if kind and arg == "none":
+            raise SpecError(f"option {tok}: a :{kind} kind needs a value (write {tok}= or {tok}?)")
+        out[tok] = Opt(tok, arg, r, reason, writes)
     return out
 
 
 def spec(program: str, ok_opts: str = "", risky: dict[str, str] | None = None, **kw: Any) -> Spec:
-    """Build a Spec from the compact syntax; `risky` maps option syntax to why it writes or executes."""
+    """Build a Spec from the compact syntax: `ok_opts` the options (typed ones with `:write`, `:exec`, `:net`
+    ask), `risky` maps option syntax to why it asks when no kind says it (`-C --clear`: changes the kernel log)."""
     opts = parse_opts(ok_opts + " --help --version")
     for syntax, why in (risky or {}).items():
-        for name, o in parse_opts(syntax, "risk", why).items():
-            opts[name] = Opt(o.name, o.arg, "risk", why, why.startswith("writes"))
+        opts.update(parse_opts(syntax, "risk", why))
     return Spec(program, opts, **kw)
 
 
@@ -211,8 +266,12 @@ def _finish(s: Spec, args: list[str], out: Parsed) -> None:
             out.written.append((out.operands[-1], args[out.operands[-1]]))
     elif s.operands == "none" and out.operands:
         out.problem = f"{s.program} takes no operands here"
-    elif s.check is not None:
-        out.problem = s.check(args, [args[i] for i in out.operands]) or ""
+    elif s.needs is not None or s.refuse or s.check is not None:
+        ops = [args[i] for i in out.operands]
+        out.problem = next((why for rule in ((s.needs,) if s.needs else ()) + s.refuse
+                            if (why := rule.problem(args, ops))), "")
+        if not out.problem and s.check is not None:
+            out.problem = s.check(args, ops) or ""
 
 
 def check_examples(specs: dict[str, Spec], judge: Callable[[list[str]], bool]) -> None:

@@ -16,59 +16,12 @@ import shlex
 from dataclasses import dataclass, field
 
 from framework_core.policy.builtins import prefix_problem
+from framework_core.policy.catalog import entry
+from framework_core.policy.catalog.entry import Grammar
 from framework_core.policy.context import Ctx, Word, confirm
 from framework_core.policy.known import program_name
 from framework_core.policy.levels import Verdict
 from framework_core.policy.targets import resolve
-
-
-@dataclass(frozen=True)
-class Grammar:
-    """flags: short options without a value; values: short options taking one; long: name -> its short
-    equivalent or a kind ("flag", "value", "optional" for `--x[=v]`); positional: words before the command."""
-
-    flags: str = ""
-    values: str = ""
-    long: dict[str, str] = field(default_factory=dict)
-    positional: int = 0
-
-
-HELP = {"help": "flag", "version": "flag"}
-GRAMMARS: dict[str, Grammar] = {
-    "env": Grammar("i0v", "uCSa", {**HELP, "ignore-environment": "i", "null": "0", "debug": "v", "unset": "u",
-                                   "chdir": "C", "split-string": "S", "argv0": "a", "ignore-signal": "optional",
-                                   "default-signal": "optional", "block-signal": "optional",
-                                   "list-signal-handling": "flag"}),
-    "time": Grammar("pvqa", "of", {**HELP, "portability": "p", "verbose": "v", "quiet": "q", "append": "a",
-                                   "output": "o", "format": "f"}),
-    "timeout": Grammar("v", "sk", {**HELP, "foreground": "flag", "preserve-status": "flag", "verbose": "v",
-                                   "signal": "s", "kill-after": "k"}, positional=1),
-    "nice": Grammar("", "n", {**HELP, "adjustment": "n"}),
-    "nohup": Grammar("", "", dict(HELP)),
-    "stdbuf": Grammar("", "ioe", {**HELP, "input": "i", "output": "o", "error": "e"}),
-    "ionice": Grammar("t", "cnpPu", {**HELP, "class": "c", "classdata": "n", "pid": "p", "pgid": "P", "uid": "u",
-                                     "ignore": "t"}),
-    "chrt": Grammar("abdefimorRv", "TPD", {**HELP, "all-tasks": "a", "batch": "b", "deadline": "d", "fifo": "f",
-                                           "ext": "e", "idle": "i", "max": "m", "other": "o", "rr": "r",
-                                           "reset-on-fork": "R", "verbose": "v", "pid": "p", "sched-runtime": "T",
-                                           "sched-period": "P", "sched-deadline": "D"}, positional=1),
-    "taskset": Grammar("acp", "", {**HELP, "all-tasks": "a", "cpu-list": "c", "pid": "p"}, positional=1),
-    "flock": Grammar("sxunFoe", "wEc", {**HELP, "shared": "s", "exclusive": "x", "unlock": "u", "nonblock": "n",
-                                        "no-fork": "F", "close": "o", "timeout": "w", "conflict-exit-code": "E",
-                                        "command": "c", "verbose": "flag"}, positional=1),
-    "setsid": Grammar("cfw", "", {**HELP, "ctty": "c", "fork": "f", "wait": "w"}),
-    "command": Grammar("p", ""), "builtin": Grammar(), "exec": Grammar("cl", "a"), "unbuffer": Grammar("p", ""),
-    "caffeinate": Grammar("dimsu", "tw"), "nocorrect": Grammar(), "noglob": Grammar(), "busybox": Grammar(),
-    "coproc": Grammar(),
-}
-WRAPPERS = set(GRAMMARS)
-#: What an option does beyond running the command (short option after long names are folded to it).
-EFFECTS = {("time", "o"): "time -o writes its report to a file", ("env", "a"): "sets the program's argv[0], "
-           "which some programs use to pick what they do", ("exec", "a"): "sets the program's argv[0], which some "
-           "programs use to pick what they do", ("ionice", "p"): "changes another process's I/O priority",
-           ("ionice", "P"): "changes other processes' I/O priority", ("ionice", "u"): "changes other processes' "
-           "I/O priority", ("chrt", "p"): "changes another process's scheduling", ("taskset", "p"):
-           "changes another process's CPU affinity", ("caffeinate", "w"): "waits on another process"}
 
 
 @dataclass
@@ -86,8 +39,14 @@ def _long(g: Grammar, text: str) -> tuple[str, str] | None:
     return (matches[0], g.long[matches[0]]) if len(matches) == 1 and text else None
 
 
+def grammar(name: str | None) -> Grammar | None:
+    """The wrapper grammar of this program's catalog entry (`catalog/wrappers.py`), if it is a wrapper."""
+    found = entry(name) if name else None
+    return found.wrapper if found is not None else None
+
+
 def _parse(name: str, words: list[Word]) -> _Parsed:
-    g, out, i = GRAMMARS[name], _Parsed(), 0
+    g, out, i = grammar(name) or Grammar(), _Parsed(), 0
     while i < len(words):
         w = words[i].text
         if w == "--":
@@ -140,7 +99,8 @@ def unwrap(words: list[Word], ctx: Ctx) -> tuple[list[Word], list[Verdict], list
     seen: list[str] = []
     while words:
         name = program_name(words[0])
-        if name not in WRAPPERS or (name == "command" and len(words) > 1 and words[1].text in ("-v", "-V")):
+        g = grammar(name)
+        if name is None or g is None or (name == "command" and len(words) > 1 and words[1].text in ("-v", "-V")):
             break
         seen.append(name)
         argv = [w.text for w in words]
@@ -149,7 +109,7 @@ def unwrap(words: list[Word], ctx: Ctx) -> tuple[list[Word], list[Verdict], list
             verdicts.append(confirm(argv, f"{name} {p.unknown[0]} is not an option LACA knows for {name}"))
         rest = p.rest
         for opt, value in p.opts:
-            why = EFFECTS.get((name, opt))
+            why = g.effects.get(opt)
             if why:
                 verdicts.append(confirm(argv, why))
             elif name == "env":
@@ -159,7 +119,7 @@ def unwrap(words: list[Word], ctx: Ctx) -> tuple[list[Word], list[Verdict], list
             continue
         if name == "nohup":
             verdicts.append(confirm(argv, "nohup writes nohup.out when its output is a terminal"))
-        skip = GRAMMARS[name].positional
+        skip = g.positional
         if name == "chrt" and any(o == "m" for o, _ in p.opts):
             skip = 0
         words = rest[skip:]

@@ -60,3 +60,18 @@ def test_policy_check_reports_the_rule() -> None:
     out = io.StringIO()
     run_policy_check([], True, stdin, out, STATE)
     assert [json.loads(line)["decision"] for line in out.getvalue().splitlines()] == ["deny"] * len(BLOCKED)
+
+
+@pytest.mark.parametrize("cmd", ["sudo -u", "doas -u", "sudo -p"])
+def test_a_privilege_option_missing_its_value_is_judged_without_a_rule(cmd: str) -> None:
+    d = decide(bash(cmd), STATE)  # the option's value is missing: there is no command after it to match
+    assert not any(n in m for n in ("no-deploy", "no-exact", "no-push") for m in d.matched)
+
+
+def test_a_global_option_with_a_value_does_not_hide_the_command() -> None:
+    """Value options come from the program's catalog entry: `docker -H HOST run` is `docker run`."""
+    state = PolicyState(rules=rules_from_data({"rules": [
+        {"name": "no-run", "action": "deny", "prefix": ["docker", "run"]}]}, "test rules"))
+    for cmd in ("docker run x", "docker -H tcp://h run x", "docker --context c run x", "git -C . --git-dir .git push"):
+        assert (decide(bash(cmd), state).action == "deny") == cmd.startswith("docker"), cmd
+    assert decide(bash("git --git-dir .git push --force"), STATE).action == "deny"

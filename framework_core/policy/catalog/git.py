@@ -1,20 +1,17 @@
-"""Specifications of developer tools: git, docker, systemd, package managers, pagers, and the few
-version/help invocations that answer without running anything local.
+"""git: its read-only subcommands with their options, the subcommands that use the network, and the
+words that keep `git remote` and `git submodule` local. One entry; the judgement of what the rest runs
+(configuration keys that run programs, `rebase --exec`, another repository's configuration) is code in
+`policy/git.py`, since data cannot say it.
 
-`--help` / `--version` is harmless only where the program answers it without reading local files: git's
-`log --help` opens a configured viewer, `pytest --help` loads conftest.py, `cargo`/`rustc` follow a
-rust-toolchain.toml to any binary, `go` may switch toolchains, `yarn` follows yarnPath, `mvn` reads
-.mvn/jvm.config; those are not here and ask.
+`--help` is not harmless here: git's `log --help` opens a configured viewer.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
-from framework_core.policy.spec import Opt, Spec, parse_opts, spec
+from framework_core.policy.catalog.entry import Program, net
+from framework_core.policy.spec import Need, Spec, parse_opts, spec
 
 W = "writes or changes the repository"
-NET = "talks to the network"
 
 DIFF = ("-p -u --patch -s --no-patch --raw --patch-with-raw --patch-with-stat --stat? --numstat --shortstat "
         "--dirstat? --cumulative --dirstat-by-file? --summary --name-only --name-status --check --full-index "
@@ -32,7 +29,8 @@ DIFF = ("-p -u --patch -s --no-patch --raw --patch-with-raw --patch-with-stat --
         "--ita-invisible-in-index --ita-visible-in-index -O=:read --cc -c --dd -m --remerge-diff? --no-diff-merges "
         "--diff-merges= --combined-all-paths --full-diff --cached --staged --merge-base -0 -1 -2 -3 --base --ours "
         "--theirs --no-index -h")
-DIFF_RISK = {"--output=": "writes the output to a file", "--ext-diff": "runs the configured external diff program",
+DIFF_RISK = {"--output=:write": "writes the output to a file",
+             "--ext-diff": "runs the configured external diff program",
              "--textconv": "runs configured text conversion programs"}
 LOG = ("--oneline --graph --no-graph --decorate? --no-decorate --decorate-refs= --decorate-refs-exclude= "
        "--clear-decorations --all --branches? --tags? --remotes? --glob= --exclude= -n= --max-count= --skip= "
@@ -57,10 +55,8 @@ def git_spec(name: str, opts: str, risky: dict[str, str] | None = None, **kw: ob
     return s
 
 
-def _needs_list(what: str, flags: tuple[str, ...]) -> Callable[[list[str], list[str]], str | None]:
-    def check(args: list[str], ops: list[str]) -> str | None:
-        return f"git {what} with a name {W}" if ops and not set(flags) & set(args) else None
-    return check
+def _needs_list(what: str, flags: str) -> Need:
+    return Need(frozenset(flags.split()), f"git {what} with a name {W}", with_operands=True)
 
 
 def _config_check(args: list[str], ops: list[str]) -> str | None:
@@ -157,18 +153,18 @@ GIT_SUBS: dict[str, Spec] = {
                        "--column? --no-column --abbrev= --no-abbrev -i --ignore-case --omit-empty",
                        {"-d -D --delete -m -M --move -c -C --copy -f --force --edit-description --set-upstream-to= "
                         "-u= --unset-upstream -t --track? --no-track --create-reflog --recurse-submodules": W},
-                       operands="names", check=_needs_list("branch", ("-l", "--list")),
+                       operands="names", needs=_needs_list("branch", "-l --list"),
                        ok=("git branch", "git branch -a", "git branch --show-current", "git branch -l 'f*'"),
                        ask=("git branch -D feature", "git branch new", "git branch --del x")),
     "tag": git_spec("tag", "-l --list -n? --sort= --contains= --no-contains= --merged= --no-merged= --points-at= "
                     "--format= --column? --no-column -i --ignore-case --color? --omit-empty -v --verify",
                     {"-a --annotate -s --sign -u= --local-user= -f --force -d --delete -m= --message= -F= --file= "
                      "-e --edit --cleanup= --create-reflog --trailer=": W}, operands="names",
-                    check=_needs_list("tag", ("-l", "--list", "-v", "--verify"))),
+                    needs=_needs_list("tag", "-l --list -v --verify")),
     "remote": git_spec("remote", "-v --verbose", operands="none", subcommands={
         "get-url": git_spec("get-url", "--push --all", operands="names", max_operands=1),
         "show": git_spec("show", "-n", operands="names",
-                         check=lambda a, o: None if "-n" in a else "git remote show asks the remote (network)")}),
+                         needs=Need(frozenset({"-n"}), "git remote show asks the remote (network)"))}),
     "stash": git_spec("stash", "", operands="none", sub_required=True, subcommands={
         "list": git_spec("list", DIFF + " " + LOG, DIFF_RISK, operands="none"),
         "show": git_spec("show", DIFF + " -u --include-untracked --only-untracked", DIFF_RISK, operands="names")}),
@@ -188,10 +184,9 @@ GIT_SUBS: dict[str, Spec] = {
     "help": git_spec("help", "-a --all -g --guides -c --config --user-interfaces --developer-interfaces",
                      operands="none", ok=("git help -a",), ask=("git help log",)),
 }
-GIT = Spec("git", {**parse_opts("--no-pager -P --no-replace-objects --literal-pathspecs --glob-pathspecs "
+GIT_SPEC = Spec("git", {**parse_opts("--no-pager -P --no-replace-objects --literal-pathspecs --glob-pathspecs "
                                 "--noglob-pathspecs --icase-pathspecs --no-optional-locks --no-advice --version -v "
-                                "-h --help"),
-                   "-C": Opt("-C", "value", "inside"),
+                                "-h --help -C=:inside"),
                    **parse_opts("-c= --config-env= --exec-path? --git-dir= --work-tree= -p --paginate --namespace= "
                                 "--bare --list-cmds=", "risk", "points git at other configuration or runs a pager")},
            operands="none", abbrev=False, cluster=False, subcommands=GIT_SUBS,
@@ -201,140 +196,16 @@ GIT = Spec("git", {**parse_opts("--no-pager -P --no-replace-objects --literal-pa
                 "git -c core.pager=sh log", "git -C /tmp/evil status", "git -C ../x status", "git log --help",
                 "git diff --ext-diff", "git remote show origin", "git stash", "git push", "git fetch"))
 
-SYSTEMCTL = ("--user --system -a --all -l --full --no-pager --no-legend --plain -t= --type= --state= -p= "
-             "--property= -P= --value -n= --lines= -o= --output= --failed -r --recursive -q --quiet --reverse "
-             "--after --before --no-ask-password --with-dependencies --show-types")
-SYSTEMCTL_RISK = {"-H= --host= -M= --machine=": "manages another machine", "--root=": "acts on another root"}
-READ_VERBS = ("status list-units list-unit-files list-timers list-sockets list-jobs list-dependencies is-active "
-              "is-enabled is-failed is-system-running show cat get-default")
-DOCKER_PS = "-a --all -f= --filter= --format= -n= --last= -l --latest --no-trunc -q --quiet -s --size"
-DOCKER_LS = "-a --all --digests -f= --filter= --format= --no-trunc -q --quiet --tree"
-
-
-def _sub(opts: str, names: str, risky: dict[str, str] | None = None, **kw: object) -> dict[str, Spec]:
-    return {n: spec(n, opts, risky, **kw) for n in names.split()}
-
-
-DOCKER = spec("docker", "-D --debug -l= --log-level=",
-              {"-H= --host= --tls --tlsverify --tlscacert= --tlscert= --tlskey= --config= --context= -c=":
-               "talks to another daemon"},
-              operands="none", abbrev=False, subcommands={
-                  "ps": spec("ps", DOCKER_PS, operands="none"), "images": spec("images", DOCKER_LS, operands="names"),
-                  "logs": spec("logs", "--details -f --follow --since= -n= --tail= -t --timestamps --until=",
-                               operands="names", max_operands=1),
-                  **_sub("-f= --format= -s --size --type=", "inspect", operands="names"),
-                  **_sub("-f= --format=", "version info", operands="none"),
-                  **_sub("", "top port diff", operands="names"),
-                  "history": spec("history", "-H --human --no-trunc -q --quiet --format=", operands="names"),
-                  "stats": spec("stats", "--no-stream -a --all --format= --no-trunc", operands="names"),
-                  "image": spec("image", "", operands="none", sub_required=True, subcommands={
-                      **_sub(DOCKER_LS, "ls list", operands="names"),
-                      **_sub("-f= --format=", "inspect", operands="names")}),
-                  "container": spec("container", "", operands="none", sub_required=True, subcommands={
-                      **_sub(DOCKER_PS, "ls list", operands="none"),
-                      **_sub("-f= --format= -s --size", "inspect", operands="names")}),
-                  **{n: spec(n, "", operands="none", sub_required=True, subcommands={
-                      **_sub("-f= --filter= --format= -q --quiet --no-trunc", "ls list", operands="none"),
-                      **_sub("-f= --format= -v --verbose", "inspect", operands="names")})
-                     for n in ("network", "volume", "context")},
-                  "system": spec("system", "", operands="none", sub_required=True,
-                                 subcommands=_sub("-v --verbose --format=", "df info", operands="none")),
-              }, ok=("docker ps", "docker ps -a", "docker images", "docker logs -f web", "docker image ls"),
-              ask=("docker run --rm alpine", "docker -H tcp://x ps", "docker exec x sh", "docker system prune"))
-
-PAGER_CHECK = "a + command runs at start (e.g. +!cmd)"
-
-DEV: list[Spec] = [
-    GIT, DOCKER,
-    spec("systemctl", SYSTEMCTL, SYSTEMCTL_RISK, operands="none", sub_required=True,
-         subcommands=_sub(SYSTEMCTL, READ_VERBS, SYSTEMCTL_RISK, operands="names"),
-         ok=("systemctl status nginx", "systemctl --user list-units", "systemctl is-active x"),
-         ask=("systemctl restart nginx", "systemctl -H host status")),
-    spec("journalctl", "-u= --unit= --user-unit= -f --follow -n= --lines? --since= --until= -S= -U= -b? --boot? -k "
-         "--dmesg -p= --priority= --facility= -o= --output= --output-fields= --no-pager -r --reverse -x --catalog -e "
-         "--pager-end -g= --grep= --case-sensitive? --user --system -q --quiet --utc -a --all --list-boots -t= "
-         "--identifier= --no-hostname --no-full --cursor= --after-cursor= --show-cursor",
-         {"--vacuum-size= --vacuum-time= --vacuum-files= --rotate --flush --sync --relinquish-var "
-          "--smart-relinquish-var --setup-keys --update-catalog": "changes the journal", "-D= --directory= "
-          "--file= --root= -M= --machine= -m --merge": "reads other journals"}, operands="text",
-         ok=("journalctl -u nginx -n 50 --no-pager",), ask=("journalctl --vacuum-time=1d",)),
-    spec("crontab", "-l -u=", operands="none", check=lambda a, o: None if "-l" in a else "crontab changes jobs",
-         ok=("crontab -l",), ask=("crontab -r", "crontab f")),
-    spec("less", "-N --LINE-NUMBERS -n --line-numbers -S --chop-long-lines -R --RAW-CONTROL-CHARS -r "
-         "--raw-control-chars -F --quit-if-one-screen -X --no-init -i --ignore-case -I --IGNORE-CASE -g "
-         "--hilite-search -G --HILITE-SEARCH -M --LONG-PROMPT -m --long-prompt -q --quiet --silent -Q --QUIET "
-         "--SILENT -s --squeeze-blank-lines -x= --tabs= -z= --window= -e --quit-at-eof -E --QUIT-AT-EOF -f --force "
-         "-J --status-column -K --quit-on-intr -L --no-lessenv -w --hilite-unread -W --HILITE-UNREAD -c "
-         "--clear-screen -p= --pattern= --mouse --use-color --line-num-width= -j= --jump-target= -#= --shift= -a "
-         "--search-skip-screen -u --underline-special -U --UNDERLINE-SPECIAL -y= --max-forw-scroll= -~ --tilde",
-         {"-k= --lesskey-file= --lesskey-src= --lesskey-content=": "loads key bindings that can run commands",
-          "-o= --log-file= -O= --LOG-FILE=": "writes a file", "-t= --tag= -T= --tag-file=": "follows a tags file",
-          "-P= --prompt=": "sets a prompt", "--cmd=": "runs commands"},
-         check=lambda a, o: PAGER_CHECK if any(x.startswith("+") for x in a) else None,
-         ok=("less README.md", "less -R log"), ask=("less +!id README.md", "less -k keys f", "less --log=x f")),
-    spec("more", "-d -f -l -c -p -s -u -N",
-         check=lambda a, o: PAGER_CHECK if any(x.startswith("+") for x in a) else None, ok=("more f",),
-         ask=("more +/x f",)),
-    spec("man", "-k --apropos -f --whatis -a --all -w --where --path --location -W --where-cat -S= -s= --sections= "
-         "-L= --locale= -m= --systems= -e= --extension= -i --ignore-case -I --match-case --regex --wildcard "
-         "--names-only --no-subpages -d --debug -D --default -7 --ascii -E= --encoding= --no-hyphenation --nh "
-         "--no-justification --nj", {"-P= --pager= -H? --html? -p= --preprocessor= -l --local-file -C= "
-                                     "--config-file= -M= --manpath= -X? --gxditview? -T? --troff-device? -t "
-                                     "--troff -Z --ditroff -B= -R= --recode= -u --update -c --catman":
-                                     "runs programs chosen by the option"}, operands="names",
-         check=lambda a, o: "a page named by a path is a local file rendered by groff" if any("/" in x for x in o)
-         else None, ok=("man ls", "man 5 crontab", "man -k socket"), ask=("man -P 'sh -c id' ls", "man --pag=x ls",
-                                                                "man -l ./x.1", "man ./x.1")),
-    spec("pip", "-v --verbose -q --quiet --isolated --no-input --no-color --disable-pip-version-check -V "
-         "--version", {"--python=": "runs another interpreter", "--cert= --proxy= --client-cert=": NET},
-         operands="none", subcommands={
-             "list": spec("list", "-l --local --user --path= --pre --format= --not-required --exclude-editable "
-                          "--include-editable --exclude= -e --editable -v --verbose -q --quiet",
-                          {"-o --outdated -u --uptodate -i= --index-url= --extra-index-url= --no-index "
-                           "--find-links=": "asks the package index (network)"}, operands="none"),
-             "show": spec("show", "-f --files -v --verbose", operands="names"),
-             "freeze": spec("freeze", "-l --local --user --path= --all --exclude-editable --exclude=", operands="none"),
-             "check": spec("check", "-v", operands="none"), "inspect": spec("inspect", "--local --user --path=",
-                                                                             operands="none"),
-             "help": spec("help", operands="names")},
-         ok=("pip list", "pip show requests", "pip freeze", "pip --version"),
-         ask=("pip install requests", "pip list --outdated", "pip list --out", "pip download x")),
-    spec("npm", "-v --version -g --global --json", operands="none", subcommands={
-        **_sub("--all -a --depth= --json --long -l --parseable -p -g --global --omit= --include= --link --prod "
-               "--production --dev --unicode --workspace= -w= --workspaces --include-workspace-root "
-               "--package-lock-only", "ls list ll la", operands="names"),
-        **_sub("-g --global", "root prefix", operands="none"),
-        **_sub("--json --workspace= -w=", "explain why", operands="names")},
-        ok=("npm ls", "npm -v", "npm ls --depth=0"), ask=("npm install", "npm view react version", "npm help")),
-    spec("kubectl", "--kubeconfig=:read --context= -n= --namespace=", operands="none", abbrev=False,
-         sub_required=True, subcommands={
-             "config": spec("config", "--kubeconfig=:read", operands="none", sub_required=True, subcommands={
-                 "view": spec("view", "--minify --flatten -o= --output= --template= --kubeconfig=:read --context=",
-                              {"--raw": "prints credentials"}, operands="none"),
-                 **_sub("-o= --output= --no-headers", "get-contexts get-clusters get-users", operands="names"),
-                 **_sub("", "current-context", operands="none")}),
-             "version": spec("version", "--client -o= --output=", operands="none",
-                             check=lambda a, o: None if "--client" in a else "kubectl version asks the cluster")},
-         ok=("kubectl config current-context", "kubectl version --client"),
-         ask=("kubectl get pods", "kubectl config view --raw")),
-]
-
-
-def _version_only(names: str, opts: str) -> list[Spec]:
-    out = []
-    for name in names.split():
-        s = spec(name, opts, operands="none", abbrev=False, cluster=False,
-                 check=lambda a, o: None if a else "with no option it runs code")
-        out.append(s)
-    return out
-
-
-VERSIONS: list[Spec] = [
-    *_version_only("python python3 python2", "-V -VV -h"),
-    *_version_only("node nodejs", "-v -h"),
-    *_version_only("java javac", "-version -h -help"),
-    *_version_only("gcc g++ cc c++ clang clang++ cmake deno uv ruff mypy black gh tsc", ""),
-    *_version_only("make gmake", "-v -h"),
-    *_version_only("perl ruby", "-v"),
-    *_version_only("bash zsh", ""),
-]
+#: A grant for `git` followed by one of these covers only the exact command: they destroy work or point git
+#: elsewhere.
+EXACT_AFTER = frozenset("reset clean checkout restore rm rebase filter-branch gc prune reflog update-ref stash branch "
+                        "tag worktree switch config submodule bisect am apply cherry-pick revert merge pull replace "
+                        "notes -c -C --git-dir --work-tree".split())
+#: `git remote` and `git submodule` reach the remote only for some words after them ("show -n": show with -n).
+REMOTE_LOCAL = ("", "-v", "--verbose", "get-url", "add", "rename", "remove", "rm", "set-url", "set-branches",
+                "show -n")
+SUBMODULE_LOCAL = ("status", "init", "deinit", "absorbgitdirs", "summary", "set-url")
+PROGRAMS = [Program("git", GIT_SPEC, net("clone fetch pull push ls-remote archive send-email request-pull svn p4 lfs "
+                                         "fetch-pack send-pack submodule remote",
+                                         local={"remote": REMOTE_LOCAL, "submodule": SUBMODULE_LOCAL}),
+                    judge="git", traits=frozenset({"lists-names"}), exact_after=EXACT_AFTER)]

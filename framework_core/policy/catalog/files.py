@@ -1,28 +1,19 @@
-"""Specifications of everyday read-only programs: files, text, system information (GNU and BSD userland).
+"""Everyday programs: files, text, system information (GNU and BSD userland). One entry per program.
 
 Each entry lists what is known harmless; anything else asks. Options that take a value must be listed as
 such exactly: a value option listed as a flag only makes the check stricter, the reverse would skip a word.
+The syntax is in `policy/spec.py` and docs/ARCHITECTURE.md ("Adding a program").
 """
 
 from __future__ import annotations
 
-import re
-
+from framework_core.policy.catalog.entry import Entry, Fixed, Program, net, traits
 from framework_core.policy.paths import known_variable
-from framework_core.policy.spec import Spec, spec
+from framework_core.policy.spec import Refuse, spec
 
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.I)
-
-WRITES = "writes a file"
-RUNS = "runs a command"
-
+TREES = frozenset({"reads-trees"})
+LISTS = frozenset({"lists-names"})
 SUMS = "-b --binary -c --check -t --text --tag --zero -z --ignore-missing --quiet --status --strict -w --warn"
-
-
-def _date_check(args: list[str], ops: list[str]) -> str | None:
-    if any(not o.startswith("+") for o in ops):
-        return "date with an operand that is not +FORMAT sets the clock"
-    return None
 
 
 def _ps_check(args: list[str], ops: list[str]) -> str | None:
@@ -35,16 +26,6 @@ def _ps_check(args: list[str], ops: list[str]) -> str | None:
         if not a.isdigit() and not set(a) <= set("auxwfjlvhrSTcmnHXZ"):
             return f"ps {a}: BSD option letters other than the listing ones (e shows environments) ask"
     return None
-
-
-def _sysctl_check(args: list[str], ops: list[str]) -> str | None:
-    return "sysctl name=value changes the kernel" if any("=" in a for a in ops) else None
-
-
-def _getent_check(args: list[str], ops: list[str]) -> str | None:
-    if ops and ops[0].startswith(("hosts", "ahosts", "networks")):
-        return "getent on a hosts database asks DNS (the network)"
-    return "getent shadow prints password hashes" if ops and ops[0] in ("shadow", "gshadow") else None
 
 
 def _printenv_check(args: list[str], ops: list[str]) -> str | None:
@@ -61,12 +42,6 @@ def _ip_check(args: list[str], ops: list[str]) -> str | None:
         return f"ip {ops[0]} is not known to be read-only"
     if len(ops) > 1 and ops[1] not in ("show", "list", "ls", "get", "lst"):
         return f"ip {ops[0]} {ops[1]} changes network settings"
-    return None
-
-
-def _jq_check(args: list[str], ops: list[str]) -> str | None:
-    if any(re.search(r"\benv\b|\$ENV|\binput_filename\b|\bimport\b|\binclude\b|\$__prog", a) for a in args):
-        return "the jq program reads the environment or loads modules"
     return None
 
 
@@ -90,8 +65,14 @@ def _tar_check(args: list[str], ops: list[str]) -> str | None:
     return None
 
 
-FILES: list[Spec] = [
-    spec("ls", "-a --all -A --almost-all --author -b --escape --block-size= -B --ignore-backups -c -C --color? "
+def _unzip_check(args: list[str], ops: list[str]) -> str | None:
+    """`unzip -v` alone prints the version; with a file it extracts verbosely."""
+    return None if {"-l", "-t", "-Z", "-z"} & set(args) or args == ["-v"] else "unzip without -l / -t extracts files"
+
+
+PROGRAMS: list[Entry] = [
+    Program("ls", traits=LISTS, spec=spec(
+        "ls", "-a --all -A --almost-all --author -b --escape --block-size= -B --ignore-backups -c -C --color? "
          "--colour? -d --directory -D --dired -f -F --classify? --file-type --format= --full-time -g "
          "--group-directories-first -G --no-group -h --human-readable --si -H --dereference-command-line "
          "--dereference-command-line-symlink-to-dir --hide= --hyperlink? --indicator-style= -i --inode -I= "
@@ -100,7 +81,7 @@ FILES: list[Spec] = [
          "-s --size -S --sort= --time= --time-style= -t -T= --tabsize= -u -U -v -w= --width= -x -X -Z --context "
          "--zero -1 -@", operands="names", recursive=frozenset({"-R", "--recursive"}),
          ok=("ls", "ls -la", "ls -la src/", "ls --color=auto", "ls -lhS", "ls -1 --group-directories-first",
-             "ls --all", "ls --almost", "ls -R src"), ask=("ls --foo", "ls --hyperlink=always --bogus", "ls -R ~")),
+             "ls --all", "ls --almost", "ls -R src"), ask=("ls --foo", "ls --hyperlink=always --bogus", "ls -R ~"))),
     spec("cat", "-A --show-all -b --number-nonblank -e -E --show-ends -n --number -s --squeeze-blank -t -T "
          "--show-tabs -u -v --show-nonprinting", ok=("cat README.md", "cat -n src/main.py", "cat a b"),
          ask=("cat ~/.ssh/id_rsa", "cat .env", "cat /proc/1/environ", "cat -x f")),
@@ -112,7 +93,8 @@ FILES: list[Spec] = [
     spec("wc", "-c --bytes -m --chars -l --lines --files0-from=:read -L --max-line-length -w --words --total=",
          ok=("wc -l README.md", "wc -l *.py"), ask=("wc --files0-from=/proc/1/environ",)),
     spec("pwd", "-L -P", operands="none", ok=("pwd", "pwd -P"), ask=("pwd x",)),
-    spec("grep", "-E --extended-regexp -F --fixed-strings -G --basic-regexp -P --perl-regexp -e= --regexp= "
+    Program("grep", aliases=("egrep", "fgrep"), traits=TREES | LISTS, spec=spec(
+        "grep", "-E --extended-regexp -F --fixed-strings -G --basic-regexp -P --perl-regexp -e= --regexp= "
          "-f=:read --file=:read -i --ignore-case --no-ignore-case -y -v --invert-match -w --word-regexp -x "
          "--line-regexp -c --count --color? --colour? -L --files-without-match -l --files-with-matches -m= "
          "--max-count= -o --only-matching -q --quiet --silent -s --no-messages -b --byte-offset -H --with-filename "
@@ -123,8 +105,9 @@ FILES: list[Spec] = [
                                                          "(recurse reads whole trees)"}, operands="pattern",
          recursive=frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
          ok=('grep -rn "TODO" src', "grep -rn foo .", "grep -i foo a.txt", "grep -e x -e y f", "grep -c x f"),
-         ask=("grep KEY .env", "grep -r token ~", "grep -f ~/.ssh/id_rsa x", "grep -rn x /")),
-    spec("rg", "-i --ignore-case -S --smart-case -s --case-sensitive -w --word-regexp -x --line-regexp -v "
+         ask=("grep KEY .env", "grep -r token ~", "grep -f ~/.ssh/id_rsa x", "grep -rn x /"))),
+    Program("rg", traits=TREES | LISTS, spec=spec(
+        "rg", "-i --ignore-case -S --smart-case -s --case-sensitive -w --word-regexp -x --line-regexp -v "
          "--invert-match -F --fixed-strings -e= --regexp= -f=:read --file=:read -g= --glob= --iglob= -t= --type= "
          "-T= --type-not= -n --line-number -N --no-line-number -l --files-with-matches --files-without-match -c "
          "--count --count-matches -o --only-matching -A= --after-context= -B= --before-context= -C= --context= "
@@ -136,16 +119,17 @@ FILES: list[Spec] = [
          "--text --binary --no-messages -b --byte-offset --passthru --no-config --engine= -E= --encoding= "
          "--null-data --crlf --glob-case-insensitive --one-file-system --path-separator= --include-zero "
          "--ignore-file=:read --no-require-git --sort-files",
-         {"--pre=": RUNS + " on each file", "--pre-glob=": "chooses files for --pre", "--hostname-bin=": RUNS,
+         {"--pre=:exec": "runs a command on each file", "--pre-glob=": "chooses files for --pre",
+          "--hostname-bin=:exec": "",
           "-z --search-zip": "runs decompression programs"}, operands="pattern", abbrev=False, always_recursive=True,
          ok=('rg -n "def main" --type py', "rg foo", "rg -l foo src", "rg -uu x"),
-         ask=("rg --pre ./evil.sh pattern", "rg token ~", "rg --pr x")),
+         ask=("rg --pre ./evil.sh pattern", "rg token ~", "rg --pr x"))),
     spec("tree", "-a -d -l -f -x -L= -P= -I= --gitignore --gitfile=:read --ignore-case --matchdirs --metafirst "
          "--prune --info --noreport --charset= --filelimit= --dirsfirst --filesfirst -i -A -S -n -C -q -N -Q -p -u "
          "-g -s -h --si --du -D --timefmt= -F --inodes --device -v -t -c -U -r --sort= -X -J -T=",
-         {"-o=": WRITES, "-R": "writes 00Tree.html files in every directory", "--fromfile": "reads a listing"},
-         operands="names", abbrev=False, values_next=True, ok=("tree -L 2", "tree -a src", "tree --dirsfirst",
-                                                              "tree -aL 2 src"),
+         {"-o=:write": "", "-R": "writes 00Tree.html files in every directory", "--fromfile": "reads a listing"},
+         operands="names", looks_inside=True, abbrev=False, values_next=True,
+         ok=("tree -L 2", "tree -a src", "tree --dirsfirst", "tree -aL 2 src"),
          ask=("tree -o ~/.bashrc", "tree -R -H x", "tree -Lo 1 FILE")),
     spec("stat", "-L --dereference -f --file-system -c= --format= --printf= -t --terse --cached=", operands="names",
          ok=("stat README.md", "stat -c %s f"), ask=("stat --foo x",)),
@@ -153,13 +137,15 @@ FILES: list[Spec] = [
          "--uncompress --uncompress-noreport -s --special-files -k --keep-going -r --raw -N --no-pad -0 --print0 "
          "-e= --exclude= -E -f=:read --files-from=:read -F= --separator= -m=:read --magic-file=:read -S --no-sandbox "
          "-p",
-         {"-C --compile": WRITES}, operands="names", ok=("file build/app", "file -b --mime-type x"),
+         {"-C --compile": "writes a file"}, operands="names", looks_inside=True,
+         ok=("file build/app", "file -b --mime-type x"),
          ask=("file -C -m x",)),
     spec("du", "-a --all --apparent-size -B= --block-size= -b --bytes -c --total -d= --max-depth= -D -H "
          "--dereference-args -h --human-readable --inodes -k -L --dereference -l --count-links -m -P "
          "--no-dereference -S --separate-dirs --si -s --summarize -t= --threshold= --time? --time-style= "
          "-X=:read --exclude-from=:read --exclude= -x --one-file-system -0 --null --files0-from=:read",
-         operands="names", ok=("du -sh .", "du -h --max-depth=1 src"), ask=("du --exclude-from=~/.ssh/id_rsa",)),
+         operands="names", looks_inside=True, ok=("du -sh .", "du -h --max-depth=1 src"),
+         ask=("du --exclude-from=~/.ssh/id_rsa",)),
     spec("df", "-a --all -B= --block-size= -h --human-readable -H --si -i --inodes -k -l --local --no-sync "
          "--output? -P --portability --sync --total -t= --type= -T --print-type -x= --exclude-type=",
          operands="names", ok=("df -h", "df -h ."), ask=("df --bogus",)),
@@ -257,8 +243,8 @@ FILES: list[Spec] = [
          abbrev=False, cluster=False, ok=("xxd f", "xxd -l 64 f"), ask=("xxd -r dump.hex out.bin",)),
     spec("strings", "-a --all -d --data -f --print-file-name -n= --bytes= -t= --radix= -e= --encoding= -o -w "
          "--include-all-whitespace -s= --output-separator= -U= --unicode= -N", ok=("strings build/app",),
-         check=lambda a, o: "an @file operand reads more arguments from a file" if any(x.startswith("@") for x in o)
-         else None, ask=("strings @/proc/self/environ",)),
+         refuse=(Refuse("operand", "^@", "an @file operand reads more arguments from a file"),),
+         ask=("strings @/proc/self/environ",)),
     spec("seq", "-f= --format= -s= --separator= -w --equal-width -N", operands="text", dashes_are_text=True,
          ok=("seq 1 10", "seq -5 5")),
     spec("sleep", operands="text", ok=("sleep 1",)),
@@ -271,7 +257,8 @@ FILES: list[Spec] = [
     spec("base64", "-d --decode -i --ignore-garbage -w= --wrap=", ok=("base64 f",), ask=("base64 ~/.ssh/id_rsa",)),
     spec("base32", "-d --decode -i --ignore-garbage -w= --wrap=", ok=("base32 f",)),
     spec("iconv", "-f= --from-code= -t= --to-code= -l --list -c -s --silent --verbose",
-         {"-o= --output=": WRITES}, ok=("iconv -f latin1 -t utf-8 f",), ask=("iconv -o ~/.profile f", "iconv --ou=x")),
+         {"-o=:write --output=:write": ""}, ok=("iconv -f latin1 -t utf-8 f",),
+         ask=("iconv -o ~/.profile f", "iconv --ou=x")),
     spec("expand", "-i --initial -t= --tabs=", ok=("expand f",)),
     spec("unexpand", "-a --all --first-only -t= --tabs=", ok=("unexpand f",)),
     spec("sort", "-b --ignore-leading-blanks -d --dictionary-order -f --ignore-case -g --general-numeric-sort -h "
@@ -279,12 +266,13 @@ FILES: list[Spec] = [
          "--reverse -V --version-sort -c -C --check? -k= --key= -m --merge -s --stable -S= --buffer-size= -t= "
          "--field-separator= -T= --temporary-directory= -u --unique -z --zero-terminated --parallel= "
          "--random-source=:read --sort= --debug",
-         {"-o= --output=": WRITES, "--compress-program=": RUNS,
+         {"-o=:write --output=:write": "", "--compress-program=:exec": "",
           "--files0-from=": "reads the files named in another file (names known only at run time)"},
          ok=("sort names.txt", "sort -u f", "sort -k2 -n f"),
          ask=("sort -o ~/.profile x", "sort --out=x f", "sort --compress-program=sh f", "sort names.txt -o s.txt")),
     spec("date", "-d= --date= -f=:read --file=:read -I? --iso-8601? -R --rfc-email --rfc-3339= -r= --reference= -u "
-         "--utc --universal --debug", {"-s= --set=": "sets the clock"}, operands="text", check=_date_check,
+         "--utc --universal --debug", {"-s= --set=": "sets the clock"}, operands="text",
+         refuse=(Refuse("operand", r"^(?!\+)", "date with an operand that is not +FORMAT sets the clock"),),
          ok=("date", "date +%Y-%m-%d", "date -u", "date -d yesterday +%F"), ask=("date -s 2020-01-01", "date 0101")),
     spec("tty", "-s --silent --quiet", operands="none", ok=("tty",)),
     spec("hostid", operands="none", ok=("hostid",)),
@@ -310,17 +298,25 @@ FILES: list[Spec] = [
     spec("ss", "-t --tcp -u --udp -x --unix -w --raw -l --listening -a --all -n --numeric -p --processes -e "
          "--extended -m --memory -o --options -i --info -s --summary -4 --ipv4 -6 --ipv6 -0 --packet -H "
          "--no-header -O --oneline -Z --context -z -b --bpf -E --events -A= --query= -f= --family=",
-         {"-K --kill": "closes sockets", "-D= --diag=": WRITES, "-F= --filter=": "reads a filter file"},
+         {"-K --kill": "closes sockets", "-D=:write --diag=:write": "", "-F= --filter=": "reads a filter file"},
          operands="text", ok=("ss -tlnp",), ask=("ss -K dst 1.2.3.4",)),
     spec("netstat", "-a --all -n --numeric -t --tcp -u --udp -l --listening -p --program -r --route -i "
          "--interfaces -s --statistics -e --extend -o --timers -W --wide -x --unix -g --groups -4 -6",
          operands="none", ok=("netstat -tlnp",)),
     spec("hostname", "-s --short -f --fqdn --long -i --ip-address -I --all-ip-addresses -d --domain -A "
          "--all-fqdns -a --alias", operands="none", ok=("hostname", "hostname -s"), ask=("hostname evil",)),
-    spec("getent", "-s= --service= -i --no-idn", operands="text", check=_getent_check,
+    Program("getent", spec("getent", "-s= --service= -i --no-idn", operands="text",
+         refuse=(Refuse("first", "^(hosts|ahosts|networks)", "getent on a hosts database asks DNS (the network)"),
+                 Refuse("first", "^g?shadow$", "getent shadow prints password hashes")),
          ok=("getent passwd root",), ask=("getent hosts evil.example",)),
-    spec("sysctl", "-a --all -n --values -e --ignore -N --names -b --binary -q --quiet -A -X -d --pattern=",
-         operands="text", check=_sysctl_check, ok=("sysctl -n kernel.ostype",), ask=("sysctl -w a=1", "sysctl a=1")),
+            net("hosts ahosts ahostsv4 ahostsv6 networks")),
+    # its name alone asks (`catalog/changes.py` order: the fixed verdict comes before the spec), so the
+    # spec below is checked against its examples but does not decide
+    Program("sysctl", fixed=Fixed("ask", "{name} changes the system"), spec=spec(
+        "sysctl", "-a --all -n --values -e --ignore -N --names -b --binary -q --quiet -A -X -d --pattern=",
+         operands="text",
+         refuse=(Refuse("operand", "=", "sysctl name=value changes the kernel"),),
+         ok=("sysctl -n kernel.ostype",), ask=("sysctl -w a=1", "sysctl a=1"))),
     spec("lsb_release", "-a --all -i --id -d --description -r --release -c --codename -s --short -v", operands="none",
          ok=("lsb_release -a",)),
     spec("sw_vers", "-productName -productVersion -buildVersion", operands="none", cluster=False, abbrev=False,
@@ -334,17 +330,19 @@ FILES: list[Spec] = [
     spec("zcat", "-f --force -q --quiet -v --verbose", ok=("zcat a.gz",)),
     spec("bzcat", "-s --small -q --quiet -v --verbose", ok=("bzcat a.bz2",)),
     spec("xzcat", "-q --quiet -v --verbose -T= --threads=", ok=("xzcat a.xz",)),
-    spec("tar", "-t --list -v --verbose -z --gzip --gunzip -j --bzip2 -J --xz --zstd --lzma -a --auto-compress "
+    Program("tar", traits=TREES, spec=spec(
+        "tar", "-t --list -v --verbose -z --gzip --gunzip -j --bzip2 -J --xz --zstd --lzma -a --auto-compress "
          "-f=:read --file=:read --wildcards --no-wildcards --anchored --numeric-owner --exclude= --force-local -O "
          "--to-stdout",
-         {"-I= --use-compress-program=": RUNS, "--to-command=": RUNS, "--checkpoint-action=": RUNS,
-          "--rsh-command=": RUNS, "-F= --info-script= --new-volume-script=": RUNS, "-x --extract --get -c --create "
+         {"-I=:exec --use-compress-program=:exec --to-command=:exec --checkpoint-action=:exec --rsh-command=:exec "
+          "-F=:exec --info-script=:exec --new-volume-script=:exec": "", "-x --extract --get -c --create "
           "-r --append -u --update -A --catenate --delete": "writes files"},
          operands="names", check=_tar_check, cluster=True,
          ok=("tar -tzf x.tgz", "tar --list -f x.tar", "tar -tvf x.tar"),
-         ask=("tar xzf x.tgz", "tar -cf x.tar ~", "tar -tf host:x.tar", "tar -tf x.tar --to-command=sh")),
-    spec("printenv", "-0 --null", operands="names", check=_printenv_check, ok=("printenv PATH", "printenv HOME LANG"),
-         ask=("printenv", "printenv OPENAI_API_KEY")),
+         ask=("tar xzf x.tgz", "tar -cf x.tar ~", "tar -tf host:x.tar", "tar -tf x.tar --to-command=sh"))),
+    Program("printenv", traits=frozenset({"prints-env"}), spec=spec(
+        "printenv", "-0 --null", operands="names", check=_printenv_check, ok=("printenv PATH", "printenv HOME LANG"),
+         ask=("printenv", "printenv OPENAI_API_KEY"))),
     spec("ip", "-4 -6 -br -brief -c -color -d -details -s -stats -j -json -p -pretty -o -oneline -h -human -r "
          "-resolve", operands="names", check=_ip_check, cluster=False, abbrev=False,
          ok=("ip addr show", "ip a", "ip -br a", "ip route", "ip -4 addr show dev eth0"),
@@ -353,10 +351,14 @@ FILES: list[Spec] = [
          "--monochrome-output -n --null-input -e --exit-status -s --slurp -S --sort-keys --tab --indent= --arg= "
          "--argjson= --args --jsonargs --seq --stream --stream-errors -R --raw-input --raw-output0 --unbuffered",
          {"-f= --from-file=": "runs a jq program from a file", "--slurpfile= --rawfile=": "reads a file into a "
-          "variable", "-L=": "loads jq modules"}, operands="pattern", abbrev=False, check=_jq_check,
+          "variable", "-L=": "loads jq modules"}, operands="pattern", abbrev=False,
+         refuse=(Refuse("word", r"\benv\b|\$ENV|\binput_filename\b|\bimport\b|\binclude\b|\$__prog",
+                        "the jq program reads the environment or loads modules"),),
          ok=("jq .name package.json", "jq -r '.items[] | .id' x.json"),
          ask=("jq -n env", "jq -n '$ENV.OPENAI_API_KEY'", "jq -f prog.jq x", "jq . ~/.docker/config.json")),
-    spec("unzip", "-l -v -t -q -z -Z", operands="names", check=lambda a, o: None if {"-l", "-t", "-Z", "-z"} & set(a)
-         or a == ["-v"] else "unzip without -l / -t extracts files", abbrev=False,
+    spec("unzip", "-l -v -t -q -z -Z", operands="names", looks_inside=True, check=_unzip_check, abbrev=False,
          ok=("unzip -l x.zip",), ask=("unzip x.zip",)),
+    *traits("zip 7z 7za ag ack bsdtar cpio zstd gzip xz bzip2", "reads-trees"),
+    *traits("fd fdfind", "lists-names"),
+    *traits("envsubst", "prints-env"),
 ]
