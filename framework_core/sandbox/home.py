@@ -267,3 +267,63 @@ def home_writes(scratch: Path, view: HomeView, limit: int = 6) -> list[str]:
                 return found
         dirnames[:] = keep_dirs
     return found
+
+
+#: What bubblewrap leaves in the folder bound as the home once it has made the mount points: folders it made for
+#: a mount (0755), the folders holding them (0700), and empty read-only files for a file's mount (0444).
+MOUNT_DIR, PARENT_DIR, MOUNT_FILE = 0o40755, 0o40700, 0o100444
+
+
+def home_pristine(scratch: Path, view: HomeView) -> bool:
+    """A home folder a command used is exactly what a new one is once bubblewrap has made its mount points: the
+    folder itself (0700), every mount point and the folders holding them, of the type and mode bubblewrap
+    makes, owned by us, with no extended attributes (ACLs), and nothing else. Such a folder can serve the next
+    command instead of a new one (making and removing the mount points costs more than the command `true`);
+    anything else about it, even a mode changed back and forth, and it is thrown away."""
+    expected = _skeleton(view)
+    uid, gid = os.geteuid(), os.getegid()
+
+    def same(path: str, mode: int) -> bool:
+        try:
+            st = os.lstat(path)
+            if st.st_mode != mode or st.st_uid != uid or st.st_gid != gid or os.listxattr(path, follow_symlinks=False):
+                return False
+        except OSError:
+            return False
+        return mode != MOUNT_FILE or (st.st_size == 0 and st.st_nlink == 1)
+
+    root = str(scratch)
+    if not same(root, PARENT_DIR):
+        return False
+    seen = 0
+    folders = [""]
+    while folders:
+        rel_dir = folders.pop()
+        try:
+            names = os.listdir(os.path.join(root, rel_dir) if rel_dir else root)
+        except OSError:
+            return False
+        for name in names:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            mode = expected.get(rel)
+            if mode is None or not same(os.path.join(root, rel), mode):
+                return False
+            seen += 1
+            if mode == PARENT_DIR:
+                folders.append(rel)
+    return seen == len(expected)
+
+
+def _skeleton(view: HomeView) -> dict[str, int]:
+    """What bubblewrap makes in the home folder for `view`'s mounts: relative path -> st_mode."""
+    rels = {m.rel for m in view.mounts}
+    expected: dict[str, int] = {}
+    for m in view.mounts:
+        parts = m.rel.split("/")
+        parents = ["/".join(parts[:k]) for k in range(1, len(parts))]
+        if any(p in rels for p in parents):
+            continue  # its mount point is made inside another mount, not here
+        expected[m.rel] = MOUNT_DIR if m.kind != "file" and os.path.isdir(m.source) else MOUNT_FILE
+        for parent in parents:
+            expected.setdefault(parent, PARENT_DIR)
+    return expected

@@ -15,12 +15,13 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Callable, Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
 from framework_core.sandbox.environment import PROXY, offline_env
 from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
-from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, instead, load_allow
+from framework_core.sandbox.home import (HomeAllow, HomeView, home_mounts, home_pristine, home_writes, instead,
+                                         load_allow)
 from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, sanitised_copy, workspace_secrets
@@ -143,11 +144,17 @@ class Sandbox:
             yield Launch([])
             return
         mode = self.mode_for(writes=writes)
-        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir() if mode == "overlay"
-                                        else self._runtime_dir()))
+        scratches: list[Path] = []  # the command's own folder, made when needed: the overlay's, sanitised copies
+
+        def scratch() -> Path:
+            if not scratches:
+                scratches.append(Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir() if mode == "overlay"
+                                                       else self._runtime_dir())))
+            return scratches[0]
+
         upper = work = None
         if mode == "overlay":
-            upper, work = scratch / "upper", scratch / "work"
+            upper, work = scratch() / "upper", scratch() / "work"
             upper.mkdir()
             work.mkdir()
         controls = self._controls() if mode != "read-only" else ()
@@ -156,16 +163,17 @@ class Sandbox:
         missing = [self.workspace / c.rel for c in controls if not os.path.lexists(self.workspace / c.rel)]
         hidden = self._hidden()
         view = self._home_view()
-        scratch_home = scratch / "home"
-        scratch_home.mkdir(mode=0o700)
+        scratch_home = self._take_home(view)
         secrets, masks = self._secret_masks(scratch)
         fd = seccomp_fd()
+        home_plan = self._home_plan(view, str(scratch_home or ""))
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
             str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
-            reexposed=_reexposed(self.home), masks=masks, new_session=False,  # the runner starts it in a new session
-            **self._home_plan(view, str(scratch_home)))
+            reexposed=self._reexposed(home_plan), masks=masks,
+            new_session=False,  # the runner starts it in a new session
+            **home_plan)
         launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
                         network, upper, time.time_ns(), controls, home=view, secrets=secrets)
         try:
@@ -173,8 +181,11 @@ class Sandbox:
         finally:
             if fd is not None:
                 os.close(fd)
-            if view is not None:
-                launch.notes.extend(_home_written_note(home_writes(scratch_home, view)))
+            if view is not None and scratch_home is not None:
+                clean = home_pristine(scratch_home, view)
+                if not clean:
+                    launch.notes.extend(_home_written_note(home_writes(scratch_home, view)))
+                self._keep_home(scratch_home, clean=clean)
             if mode == "write":  # and the control paths of repositories the command made
                 known = {c.rel for c in controls}
                 made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
@@ -182,8 +193,42 @@ class Sandbox:
                 made += [self.workspace / rel for rel in changed_since(self.workspace, launch.started_ns)]
                 launch.dropped.extend(remove_created(list(dict.fromkeys(missing + made)), self.workspace,
                                                       self.protected_extra))
-            if mode != "overlay":
-                drop(scratch)
+            if mode != "overlay" and scratches:
+                drop(scratches[0])
+
+    def _take_home(self, view: HomeView | None) -> Path | None:
+        """The folder bound as a command's home: the one the last command left exactly as new (`home_pristine`),
+        else a new one. None when the home is shown as it is (no view)."""
+        if view is None:
+            return None
+        with self._lock:
+            spare = self._cache.pop("spare-home", None)
+        if spare is not None:
+            if home_pristine(spare, view):
+                return spare
+            drop(spare)
+        return Path(tempfile.mkdtemp(prefix="home-", dir=self._runtime_dir()))
+
+    def _keep_home(self, home: Path, *, clean: bool) -> None:
+        """After a command: a home left as new is kept for the next command (checked again then); any other is
+        thrown away, as is one more than the single spare."""
+        unused: Path | None = home
+        if clean:
+            with self._lock:
+                unused, self._cache["spare-home"] = self._cache.get("spare-home"), home
+        if unused is not None:
+            drop(unused)
+
+    def _reexposed(self, home_plan: dict) -> tuple[str, ...]:
+        """`_reexposed`, found once per CACHE_S, less the folders the home already shows as they are, read-only
+        (a Python under ~/.pyenv when the allowlist shows ~/.pyenv): each mount costs the command's start."""
+        now = time.monotonic()
+        cached = self._cache.get("reexposed")
+        if cached is None or now - cached[0] > CACHE_S:
+            cached = (now, _reexposed(self.home))
+            self._cache["reexposed"] = cached
+        binds = home_plan.get("home_mounts", ())
+        return tuple(p for p in cached[1] if not _shown_as_is(p, binds))
 
     def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False,
                        roots: tuple[Path, ...] = ()) -> tuple[str, ...]:
@@ -208,7 +253,7 @@ class Sandbox:
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), reexposed=_reexposed(self.home),
-                           masks=self._secret_masks(self._runtime_dir())[1],
+                           masks=self._secret_masks(self._runtime_dir)[1],
                            **self._root_mounts(self._home_plan(self._home_view(servers=True), ""), roots,
                                                writable))
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
@@ -248,7 +293,7 @@ class Sandbox:
         if launch.upper is not None:
             drop(launch.upper.parent)
 
-    def _secret_masks(self, scratch: Path) -> tuple[tuple[Secret, ...], tuple[tuple[str, str], ...]]:
+    def _secret_masks(self, scratch: Callable[[], Path]) -> tuple[tuple[Secret, ...], tuple[tuple[str, str], ...]]:
         """The workspace's secret files (`workspace_secrets.py`, rescanned at most every CACHE_S) and what each
         is shown as: /dev/null, or a copy without credentials written into `scratch`."""
         now = time.monotonic()
@@ -263,7 +308,7 @@ class Sandbox:
             target = str(self.workspace / s.rel)
             if not os.path.isfile(target) or os.path.islink(target) or any(target.startswith(h) for h in hidden):
                 continue  # gone since the scan, a link, or in a folder hidden whole: nothing to bind over
-            copy = sanitised_copy(self.workspace, s, scratch) if s.sanitiser else None
+            copy = sanitised_copy(self.workspace, s, scratch()) if s.sanitiser else None
             masks.append((str(copy) if copy is not None else "/dev/null", target))
         return secrets, tuple(masks)
 
@@ -435,6 +480,16 @@ def _reexposed(home: Path | None = None) -> tuple[str, ...]:
         if any(path == r or path.startswith(r + "/") for r in roots) and os.path.exists(path):
             out.append(path if os.path.isdir(path) else os.path.dirname(path))
     return tuple(dict.fromkeys(out))
+
+
+def _shown_as_is(path: str, binds: tuple[HomeBind, ...]) -> bool:
+    """The home's mounts already show `path` as it is, read-only: the last of them holding it (the one on top)
+    binds the same folder read-only, and none lies inside it (a bind of `path` after them would hide that one)."""
+    holding = [b for b in binds if path == b.dest or path.startswith(b.dest.rstrip("/") + "/")]
+    if not holding or any(b.dest.startswith(path.rstrip("/") + "/") for b in binds):
+        return False
+    top = holding[-1]
+    return not top.writable and top.source == top.dest
 
 
 def _run_dirs() -> tuple[str, ...]:

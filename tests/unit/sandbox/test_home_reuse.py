@@ -1,0 +1,80 @@
+"""The folder bound as a command's home serves the next command only when it is exactly as new.
+
+Making and removing the mount points of the home costs more than a short command, so a home a command left
+untouched is kept for the next one; anything a command did to it (a file, a mode, an extended attribute) and the
+next command gets a new one. Real sandboxed processes, with the home and workspace outside /tmp.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from framework_core.sandbox.probe import probe
+from framework_core.sandbox.sandbox import Sandbox
+from framework_core.tools.runner import run_command
+
+pytestmark = pytest.mark.skipif(not probe().available,
+                                reason="no sandbox on this machine: " + "; ".join(probe().missing()))
+
+PYTHON = Path(sys.base_prefix) / "bin" / "python3"
+
+
+@pytest.fixture
+def sandbox(outside_tmp: Path) -> Iterator[Sandbox]:
+    home, ws = outside_tmp / "home", outside_tmp / "ws"
+    (home / ".config").mkdir(parents=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada\n")
+    ws.mkdir()
+    box = Sandbox("workspace-write", ws, home=home, cache_root=outside_tmp / "cache")
+    yield box
+    box.close()
+
+
+def run(box: Sandbox, command: str, *, writes: bool = False) -> tuple[str, str, list[str]]:
+    """The command's output, the folder that served as its home, and the notes said with it."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(box.home)}
+    with box.launch(cwd=box.workspace, writes=writes, network=False) as launch:
+        out = run_command(command, cwd=box.workspace, env=env, timeout_s=30, budget_chars=10_000,
+                          wrapper=launch.argv, pass_fds=launch.pass_fds)
+    box.discard(launch)
+    source = launch.argv[launch.argv.index(str(box.home.resolve())) - 1]
+    return out.stdout + out.stderr, source, launch.notes
+
+
+def test_an_untouched_home_serves_the_next_command_in_either_mode(sandbox: Sandbox) -> None:
+    _, first, notes = run(sandbox, "true")
+    assert notes == []
+    _, second, _ = run(sandbox, "true", writes=True)
+    _, third, _ = run(sandbox, "cat ~/.gitconfig")
+    assert first == second == third
+    assert os.path.isdir(first)
+
+
+def test_a_file_written_to_the_home_is_gone_for_the_next_command(sandbox: Sandbox) -> None:
+    _, first, notes = run(sandbox, "echo x > ~/.somerc")
+    assert any("not kept" in n and "~/.somerc" in n for n in notes), notes
+    out, second, _ = run(sandbox, "ls -A ~; test -e ~/.somerc && echo STILL-THERE")
+    assert "STILL-THERE" not in out and ".somerc" not in out
+    assert second != first and not os.path.exists(first)
+
+
+def test_a_mode_changed_in_the_home_is_not_seen_by_the_next_command(sandbox: Sandbox) -> None:
+    run(sandbox, "true")  # the home's folders exist now
+    out, _, _ = run(sandbox, "chmod 777 ~/.cargo ~ && stat -c %a ~/.cargo")
+    assert out.strip() == "777", out
+    out, _, _ = run(sandbox, "stat -c %a ~/.cargo ~")
+    assert out.split() == ["700", "700"], out
+
+
+def test_an_extended_attribute_set_in_the_home_is_not_seen_by_the_next_command(sandbox: Sandbox) -> None:
+    set_it = f"{PYTHON} -c \"import os; os.setxattr(os.path.expanduser('~/.cargo'), 'user.mark', b'1')\""
+    out, _, _ = run(sandbox, f"{set_it} && echo SET")
+    if "SET" not in out:
+        pytest.skip(f"no user extended attributes on this file system: {out.strip()[:200]}")
+    out, _, _ = run(sandbox, f"{PYTHON} -c \"import os; print(os.listxattr(os.path.expanduser('~/.cargo')))\"")
+    assert out.strip() == "[]", out
