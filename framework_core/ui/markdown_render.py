@@ -180,10 +180,13 @@ class MarkdownRenderer:
         tok = walk.tokens[i]
         if not tok.children and not INLINE_MARK.search(tok.content):
             return [(tok.content, base)] if tok.content else []
-        if not tok.children:
-            tok.children = []
-            self.md.inline.parse(tok.content, self.md, walk.env, tok.children)
-        return inline_spans(tok.children or [], self.inline, base)
+        if tok.children:
+            return inline_spans(tok.children, self.inline, base)
+        # parsed into a list of our own, not kept on the token: a long block's inline tokens then do not all stay
+        # alive until the block is done (the garbage collector's full passes grow with what is alive)
+        children: list[Token] = []
+        self.md.inline.parse(tok.content, self.md, walk.env, children)
+        return inline_spans(children, self.inline, base)
 
     def _wrap(self, spans: list[Span], width: int) -> list[str]:
         return [self.painter.line(row) for row in wrap_spans(spans, width)]

@@ -35,6 +35,8 @@ HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")  # a list item's marker
 LABEL = re.compile(r"\[([^\[\]]{1,999})\]")  # what a link could use as a reference label
+LISTS = ("bullet_list_open", "ordered_list_open")
+EAGER_LINES = 256  # a tail this long is split at the next block boundary, not at the next repaint
 
 
 def rows_after_resize(cells: list[int], width: int) -> int:
@@ -57,6 +59,10 @@ class MarkdownStream:
         self.min_interval = 1.0 / refresh_per_second
         self._pending: list[str] = []  # pieces of the line still open (joined only when needed)
         self._lines: list[str] = []  # complete lines of the open tail: the open block, and lines not yet parsed
+        self._held: list[str] = []  # lines of the open list's finished items, moved out of the tail (see `_hold`)
+        self._held_list: tuple[str, str] | None = None  # that list's opening token type and marker
+        self._held_refs: dict[str, Any] = {}  # reference definitions in those lines
+        self._ready: list[str] = []  # finished blocks rendered since the last repaint, for the scrollback
         self._parsed = 0  # how many of them the last parse saw
         self._fence: str | None = None  # the open block is this code fence, not closed yet
         self._hint = False  # a line since the last parse looks like the start of a new block
@@ -84,6 +90,10 @@ class MarkdownStream:
                 last = lines.pop()
                 self._pending = [last] if last else []
                 self._add_lines(lines)
+                if self._hint and len(self._lines) >= EAGER_LINES and self._split(final=False, eager=True):
+                    # a long tail and a block ended: render it now, so a fast stream's tokens do not pile up
+                    # until the next repaint (memory, and time, would grow with what one tick brings)
+                    self._ready.append(self._take_done())
             else:
                 self._pending.append(text)
             wait = self.min_interval - (time.monotonic() - self._last_paint)
@@ -119,18 +129,31 @@ class MarkdownStream:
             self._blank = not line.strip()
         self._lines.extend(lines)
 
-    def _split(self, *, final: bool) -> dict[str, Any] | None:
+    def _split(self, *, final: bool, eager: bool = False) -> dict[str, Any] | None:
         """Parse the open tail and move its finished blocks to `_done`.
 
         The tail is parsed again once a line hints at a new block, or else once it has grown by half since
-        the last parse, so a block that stays open for a long time (a long list) costs linear time overall,
-        not a parse per repaint.
+        the last parse, so a block that stays open for a long time costs linear time overall, not a parse per
+        repaint; an open code fence at the margin is not parsed again until its closing line. A hint parses at
+        once (`eager`, from `feed`) when the tail has grown by half: a repaint parses the rest. The finished
+        items of an open list leave the tail (`_hold`), so a long list is parsed from its last item only, and
+        whole once, when it ends.
         """
         fresh = len(self._lines) - self._parsed
-        if not final and (fresh <= 0 or (fresh < self._parsed // 2 and not self._hint)):
-            return None
+        if not final:
+            if fresh <= 0 or (self._fence is not None and not self._hint):
+                return None
+            if fresh < self._parsed // 2 and (eager or not self._hint):
+                return None
         self._hint = False
-        env: dict[str, Any] = {"references": dict(self._refs)}
+        if self._held:
+            env: dict[str, Any] = {"references": {**self._held_refs, **self._refs}}
+            blocks = self.renderer.parse("\n".join(self._lines), env)
+            if not final and len(blocks) == 1 and self._continues(blocks[0]):
+                self._hold(blocks[0], env, 0)
+                return env
+            self._unhold()  # the list ended (or the reply did): parsed whole below, once
+        env = {"references": dict(self._refs)}
         blocks = self.renderer.parse("\n".join(self._lines), env)
         finished = blocks if final else blocks[:-1]
         self._done.extend((block, env) for block in finished)
@@ -148,7 +171,35 @@ class MarkdownStream:
         self._fence = fence
         del self._lines[:start]
         self._parsed = len(self._lines)
+        if opening.type in LISTS:
+            self._hold(blocks[-1], env, start)
         return env
+
+    def _continues(self, block: list[Token]) -> bool:
+        """The tail, parsed from the held list's last item on, reads as that list going on."""
+        head = block[0]
+        return (head.type, head.markup) == self._held_list and bool(head.map) and head.map[0] == 0
+
+    def _hold(self, block: list[Token], env: dict[str, Any], first: int) -> None:
+        """Move the lines of the open list's finished items (all but its last: an item ends where the next one
+        starts) out of the tail; `first` is the parsed text's line where the tail now starts."""
+        level = block[0].level + 1
+        items = [tok.map[0] - first for tok in block if tok.type == "list_item_open" and tok.level == level and tok.map]
+        if len(items) < 2 or items[-1] <= 0:
+            self._parsed = len(self._lines)
+            return
+        cut = items[-1]
+        for label, ref in env["references"].items():
+            if label not in self._refs and first <= ref["map"][0] < first + cut:
+                self._held_refs.setdefault(label, ref)
+        self._held_list = (block[0].type, block[0].markup)
+        self._held.extend(self._lines[:cut])
+        del self._lines[:cut]
+        self._parsed = len(self._lines)
+
+    def _unhold(self) -> None:
+        self._lines[:0] = self._held
+        self._held, self._held_list, self._held_refs = [], None, {}
 
     # -- output -----------------------------------------------------------------------------------
     def _take_done(self) -> str:
@@ -168,6 +219,12 @@ class MarkdownStream:
             self._printed += 1
         self._done = []
         return "".join(parts)
+
+    def _take_ready(self) -> str:
+        """What is ready for the scrollback: blocks rendered as they ended, then those finished since."""
+        self._ready.append(self._take_done())
+        out, self._ready = "".join(self._ready), []
+        return out
 
     def _note_unresolved(self, block: list[Token], env: dict[str, Any]) -> None:
         known = env.get("references", {})
@@ -193,17 +250,20 @@ class MarkdownStream:
     def _open_lines(self, width: int, height: int) -> list[str]:
         if len(self._pending) > 1:
             self._pending = ["".join(self._pending)]
-        if not self._lines and not self._pending:
+        if not self._lines and not self._pending and not self._held:
             return []
         # Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
         # the same however long the block grows (the whole block is rendered once, when it is finished).
         keep = height
-        body = self._lines[-keep:] + self._pending
+        body = self._lines[-keep:]
+        if len(body) < keep and self._held:  # the bottom of a long list: its last finished items too
+            body = self._held[-(keep - len(body)):] + body
+        body += self._pending
         head = self._lines[:1] if self._fence is not None and len(self._lines) > keep else []
         text = "\n".join(body)
         if len(text) > 4 * width * height:
             text = text[-4 * width * height:]
-        env: dict[str, Any] = {"references": dict(self._refs)}
+        env: dict[str, Any] = {"references": {**self._held_refs, **self._refs}}
         renderer = self.renderer
         lines = renderer.render_blocks(renderer.parse("\n".join(head + [text]), env), env, width)
         if self._printed and lines:
@@ -226,7 +286,7 @@ class MarkdownStream:
     def _paint(self) -> None:
         self._split(final=False)
         width, height = self.console.width, self.console.height
-        out = self._clear_region() + self._take_done()
+        out = self._clear_region() + self._take_ready()
         lines = self._open_lines(width, height) if self.use_live else []
         if lines:
             out += HIDE_CURSOR + "\n".join(lines)
@@ -254,7 +314,7 @@ class MarkdownStream:
             self._add_lines(["".join(self._pending)])
             self._pending = []
         env = self._split(final=True) or {}
-        out = self._clear_region() + self._take_done() + self._late_definitions(env)
+        out = self._clear_region() + self._take_ready() + self._late_definitions(env)
         if self.use_live:
             out += SHOW_CURSOR
         self._write(out)

@@ -276,3 +276,32 @@ def test_live_region_with_every_kind_of_block_leaves_the_final_rendering() -> No
     assert any("def f():" in line for line in final) and any("Last line." in line for line in final)
     for chunk in (1, 13):
         assert screen_after_stream(FULL, chunk, rows=60, cols=80) == final, chunk
+
+
+def _items(n: int, marker: str = "-", text: str = "item {i} with `code` and **bold**") -> str:
+    return "".join(f"{marker} {text.format(i=i)}\n" for i in range(n))
+
+
+LONG_LISTS = {
+    "tight, then a paragraph": _items(300) + "\nAfter.\n",
+    "loose only at its end": _items(120) + "\n- the blank line above makes the whole list loose\n",
+    "ordered, then a bullet list": "".join(f"{i}) step {i}\n" for i in range(1, 130)) + "- another list\n",
+    "a new marker starts a new list": _items(80) + _items(80, "*") + _items(3, "+"),
+    "ended by a quote, a rule, a heading": _items(60) + "> quoted\n" + _items(60) + "***\n" + _items(60) + "# Head\n",
+    "ended by a fence": _items(90) + "```\ncode\n```\n",
+    "definitions inside and after it": (_items(70, text="see [the docs][d{i}]") + "- [d3]: https://three.io\n"
+                                        + _items(40) + "\n[d60]: https://sixty.io\n"),
+    "nested blocks and lazy lines": "".join(f"- item {i}\n  ```\n  code {i}\n  ```\n  - inner {i}\nlazy {i}\n"
+                                            for i in range(60)),
+    "tasks and numbers that grow": "".join(f"{i}. [{'x' if i % 3 else ' '}] task {i}\n" for i in range(1, 1200)),
+}
+
+
+def test_a_long_list_streamed_prints_what_the_renderer_renders_for_the_whole_reply() -> None:
+    from framework_core.ui.markdown_render import MarkdownRenderer
+
+    renderer = MarkdownRenderer(Console(file=io.StringIO(), width=80, color_system=None))
+    for name, text in LONG_LISTS.items():
+        whole = "\n".join(renderer.render(text, 80)) + "\n"
+        for chunk in (1, 9, 400, 100_000):
+            assert "\n".join(stream_lines(text, chunk)) == whole, (name, chunk)
