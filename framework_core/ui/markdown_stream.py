@@ -178,7 +178,7 @@ class MarkdownStream:
     def _continues(self, block: list[Token]) -> bool:
         """The tail, parsed from the held list's last item on, reads as that list going on."""
         head = block[0]
-        return (head.type, head.markup) == self._held_list and bool(head.map) and head.map[0] == 0
+        return (head.type, head.markup) == self._held_list and head.map is not None and head.map[0] == 0
 
     def _hold(self, block: list[Token], env: dict[str, Any], first: int) -> None:
         """Move the lines of the open list's finished items (all but its last: an item ends where the next one
