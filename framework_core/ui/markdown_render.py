@@ -71,6 +71,22 @@ def top_level_blocks(tokens: list[Token]) -> list[list[Token]]:
 
 
 @dataclass
+class ItemParts:
+    """One list item rendered: its label (painted), the label's width, and its blocks' lines."""
+
+    head: str
+    pad: int
+    blocks: list[list[str]]
+
+
+def list_tightness(tokens: list[Token]) -> bool | None:
+    """Whether the list opened by `tokens[0]` is tight, as markdown-it marks it on the paragraphs directly in its
+    items (hidden when tight); None when it has none, so it does not show."""
+    level = tokens[0].level + 2
+    return next((t.hidden for t in tokens if t.type == "paragraph_open" and t.level == level), None)
+
+
+@dataclass
 class _Walk:
     """One block's tokens while it is rendered: the reference definitions, and where each opening token closes."""
 
@@ -202,31 +218,45 @@ class MarkdownRenderer:
             return line
         return self.painter.line([(line, self.quote)])
 
-    # -- lists ------------------------------------------------------------------------------------
+    # -- lists ----------------------------------------------------------------------------------------
     def _list(self, walk: _Walk, i: int, width: int) -> list[str]:
         tok, end = walk.tokens[i], walk.close[i]
-        ordered = tok.type == "ordered_list_open"
-        number = int(tok.attrs.get("start", 1)) if ordered else 0
-        # markdown-it hides the paragraphs of a tight list; a loose one keeps a blank line between its items
-        tight = next((t.hidden for t in walk.tokens[i:end] if t.type == "paragraph_open" and t.level == tok.level + 2),
-                     True)
-        out: list[str] = []
+        number = int(tok.attrs.get("start", 1)) if tok.type == "ordered_list_open" else 0
+        tight = list_tightness(walk.tokens[i:end])
+        return self.join_items(self._items(walk, i, width, number, end), True if tight is None else tight)
+
+    def list_items(self, tokens: list[Token], env: dict[str, Any], width: int, count: int,
+                   number: int) -> list[ItemParts]:
+        """The first `count` items of the list block `tokens`, rendered apart and numbered from `number`, for
+        `join_items` (a stream renders a long list's items as they end; `_list` renders a list the same way)."""
+        walk = _Walk(tokens, env, _closes(tokens))
+        return self._items(walk, 0, width, number, walk.close[0], count)
+
+    def _items(self, walk: _Walk, i: int, width: int, number: int, end: int, count: int = -1) -> list[ItemParts]:
+        ordered = walk.tokens[i].type == "ordered_list_open"
+        out: list[ItemParts] = []
         j = i + 1
-        while j < end:
-            if out and not tight:
-                out.append("")
+        while j < end and len(out) != count:
             label, style = (f" {number}. ", self.number) if ordered else (" • ", self.bullet)
-            out.extend(self._item(walk, j, label, style, width, tight))
+            label += self._task_box(walk, j)
+            pad = width_of(label)
+            out.append(ItemParts(self.painter.line([(label, style)]), pad,
+                                 self._children(walk, j + 1, walk.close[j], max(width - pad, 10))))
             number += 1
             j = walk.close[j] + 1
         return out
 
-    def _item(self, walk: _Walk, i: int, label: str, style: Any, width: int, tight: bool) -> list[str]:
-        label += self._task_box(walk, i)
-        pad = width_of(label)
-        inner = self._join(self._children(walk, i + 1, walk.close[i], max(width - pad, 10)), tight=tight) or [""]
-        head = self.painter.line([(label, style)])
-        return [head + inner[0]] + [(" " * pad + line) if line else "" for line in inner[1:]]
+    def join_items(self, items: list[ItemParts], tight: bool) -> list[str]:
+        """A list's lines from its items: a loose list has a blank line between items and between the blocks
+        of an item."""
+        out: list[str] = []
+        for item in items:
+            if out and not tight:
+                out.append("")
+            inner = self._join(item.blocks, tight=tight) or [""]
+            out.append(item.head + inner[0])
+            out.extend((" " * item.pad + line) if line else "" for line in inner[1:])
+        return out
 
     @staticmethod
     def _task_box(walk: _Walk, i: int) -> str:

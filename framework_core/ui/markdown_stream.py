@@ -20,21 +20,21 @@ from __future__ import annotations
 import re
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
+from framework_core.ui.markdown_held import HeldList, unresolved_labels
 from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer
 from framework_core.ui.safe_text import visible, visible_reply
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")  # a list item's marker
-LABEL = re.compile(r"\[([^\[\]]{1,999})\]")  # what a link could use as a reference label
 LISTS = ("bullet_list_open", "ordered_list_open")
 EAGER_LINES = 256  # a tail this long is split at the next block boundary, not at the next repaint
 
@@ -50,6 +50,14 @@ def closes_fence(line: str, fence: str) -> bool:
     return bool(stripped) and stripped == fence[0] * len(stripped) and len(stripped) >= len(fence)
 
 
+@dataclass
+class Rendered:
+    """A finished block already rendered (a long list, from its items), and the labels it left unresolved."""
+
+    lines: list[str]
+    unresolved: list[tuple[str, str]]
+
+
 class MarkdownStream:
     def __init__(self, console: Console, *, live: bool = True, refresh_per_second: float = 8,
                  code_theme: str = DEFAULT_CODE_THEME) -> None:
@@ -59,16 +67,14 @@ class MarkdownStream:
         self.min_interval = 1.0 / refresh_per_second
         self._pending: list[str] = []  # pieces of the line still open (joined only when needed)
         self._lines: list[str] = []  # complete lines of the open tail: the open block, and lines not yet parsed
-        self._held: list[str] = []  # lines of the open list's finished items, moved out of the tail (see `_hold`)
-        self._held_list: tuple[str, str] | None = None  # that list's opening token type and marker
-        self._held_refs: dict[str, Any] = {}  # reference definitions in those lines
+        self._list: HeldList | None = None  # the open list's finished items, moved out of the tail (`_hold`)
         self._ready: list[str] = []  # finished blocks rendered since the last repaint, for the scrollback
         self._parsed = 0  # how many of them the last parse saw
         self._fence: str | None = None  # the open block is this code fence, not closed yet
         self._hint = False  # a line since the last parse looks like the start of a new block
         self._blank = True  # the last complete line was blank
         self._refs: dict[str, Any] = {}  # reference definitions in the lines that left the tail
-        self._done: list[tuple[list[Token], dict[str, Any]]] = []  # finished blocks not yet written
+        self._done: list[tuple[list[Token], dict[str, Any]] | Rendered] = []  # finished blocks not yet written
         self._unresolved: dict[str, str] = {}  # labels in written blocks that had no definition then
         self._printed = 0  # blocks written to the scrollback
         self._region = 0  # lines currently drawn in the live region
@@ -146,15 +152,27 @@ class MarkdownStream:
             if fresh < self._parsed // 2 and (eager or not self._hint):
                 return None
         self._hint = False
-        if self._held:
-            env: dict[str, Any] = {"references": {**self._held_refs, **self._refs}}
+        width = self.console.width
+        if self._list is not None:
+            held = self._list
+            env: dict[str, Any] = {"references": {**held.refs, **self._refs}}
             blocks = self.renderer.parse("\n".join(self._lines), env)
-            if not final and len(blocks) == 1 and self._continues(blocks[0]):
-                self._hold(blocks[0], env, 0)
-                return env
-            self._unhold()  # the list ended (or the reply did): parsed whole below, once
+            if blocks and held.continued_by(blocks[0]):
+                if not final and len(blocks) == 1:
+                    self._hold(blocks[0], env, 0)
+                    return env
+                lines = held.finish(self.renderer, blocks[0], env, width)
+                if lines is not None:
+                    self._list = None
+                    self._done.append(Rendered(lines, held.unresolved))
+                    return self._settle(blocks[1:], env, final=final)
+            self._lines[:0] = held.lines  # the list ended (or the reply did): parsed whole below, once
+            self._list = None
         env = {"references": dict(self._refs)}
-        blocks = self.renderer.parse("\n".join(self._lines), env)
+        return self._settle(self.renderer.parse("\n".join(self._lines), env), env, final=final)
+
+    def _settle(self, blocks: list[list[Token]], env: dict[str, Any], *, final: bool) -> dict[str, Any]:
+        """The tail's blocks, parsed: all but the open one (the last) are finished; the tail restarts at it."""
         finished = blocks if final else blocks[:-1]
         self._done.extend((block, env) for block in finished)
         if final or not blocks:
@@ -175,31 +193,25 @@ class MarkdownStream:
             self._hold(blocks[-1], env, start)
         return env
 
-    def _continues(self, block: list[Token]) -> bool:
-        """The tail, parsed from the held list's last item on, reads as that list going on."""
-        head = block[0]
-        return (head.type, head.markup) == self._held_list and head.map is not None and head.map[0] == 0
-
     def _hold(self, block: list[Token], env: dict[str, Any], first: int) -> None:
         """Move the lines of the open list's finished items (all but its last: an item ends where the next one
-        starts) out of the tail; `first` is the parsed text's line where the tail now starts."""
+        starts) out of the tail, rendered (`markdown_held.py`); `first` is the parsed text's line where the tail
+        now starts."""
         level = block[0].level + 1
         items = [tok.map[0] - first for tok in block if tok.type == "list_item_open" and tok.level == level and tok.map]
         if len(items) < 2 or items[-1] <= 0:
             self._parsed = len(self._lines)
             return
         cut = items[-1]
+        width = self.console.width
+        held = self._list = self._list or HeldList.opened(block, env, width)
         for label, ref in env["references"].items():
             if label not in self._refs and first <= ref["map"][0] < first + cut:
-                self._held_refs.setdefault(label, ref)
-        self._held_list = (block[0].type, block[0].markup)
-        self._held.extend(self._lines[:cut])
+                held.refs.setdefault(label, ref)
+        held.take(self.renderer, block, env, len(items) - 1, width)
+        held.lines.extend(self._lines[:cut])
         del self._lines[:cut]
         self._parsed = len(self._lines)
-
-    def _unhold(self) -> None:
-        self._lines[:0] = self._held
-        self._held, self._held_list, self._held_refs = [], None, {}
 
     # -- output -----------------------------------------------------------------------------------
     def _take_done(self) -> str:
@@ -208,9 +220,15 @@ class MarkdownStream:
             return ""
         width = self.console.width
         parts: list[str] = []
-        for block, env in self._done:
-            lines = self.renderer.render_block(block, env, width)
-            self._note_unresolved(block, env)
+        for entry in self._done:
+            if isinstance(entry, Rendered):
+                lines = entry.lines
+                for label, text in entry.unresolved:
+                    self._unresolved.setdefault(label, text)
+            else:
+                lines = self.renderer.render_block(entry[0], entry[1], width)
+                for label, text in unresolved_labels(*entry):
+                    self._unresolved.setdefault(label, text)
             if not lines:
                 continue
             if self._printed:
@@ -225,15 +243,6 @@ class MarkdownStream:
         self._ready.append(self._take_done())
         out, self._ready = "".join(self._ready), []
         return out
-
-    def _note_unresolved(self, block: list[Token], env: dict[str, Any]) -> None:
-        known = env.get("references", {})
-        for tok in block:
-            if tok.type == "inline" and "[" in tok.content:
-                for match in LABEL.finditer(tok.content):
-                    label = normalizeReference(match.group(1))
-                    if label and label not in known:
-                        self._unresolved.setdefault(label, match.group(1))
 
     def _late_definitions(self, env: dict[str, Any]) -> str:
         """Definitions that arrived after a block that needed them was written: listed, so no address is lost."""
@@ -250,20 +259,21 @@ class MarkdownStream:
     def _open_lines(self, width: int, height: int) -> list[str]:
         if len(self._pending) > 1:
             self._pending = ["".join(self._pending)]
-        if not self._lines and not self._pending and not self._held:
+        held = self._list.lines if self._list is not None else []
+        if not self._lines and not self._pending and not held:
             return []
         # Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
         # the same however long the block grows (the whole block is rendered once, when it is finished).
         keep = height
         body = self._lines[-keep:]
-        if len(body) < keep and self._held:  # the bottom of a long list: its last finished items too
-            body = self._held[-(keep - len(body)):] + body
+        if len(body) < keep and held:  # the bottom of a long list: its last finished items too
+            body = held[-(keep - len(body)):] + body
         body += self._pending
         head = self._lines[:1] if self._fence is not None and len(self._lines) > keep else []
         text = "\n".join(body)
         if len(text) > 4 * width * height:
             text = text[-4 * width * height:]
-        env: dict[str, Any] = {"references": {**self._held_refs, **self._refs}}
+        env: dict[str, Any] = {"references": {**(self._list.refs if self._list else {}), **self._refs}}
         renderer = self.renderer
         lines = renderer.render_blocks(renderer.parse("\n".join(head + [text]), env), env, width)
         if self._printed and lines:

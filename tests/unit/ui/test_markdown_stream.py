@@ -294,6 +294,9 @@ LONG_LISTS = {
     "nested blocks and lazy lines": "".join(f"- item {i}\n  ```\n  code {i}\n  ```\n  - inner {i}\nlazy {i}\n"
                                             for i in range(60)),
     "tasks and numbers that grow": "".join(f"{i}. [{'x' if i % 3 else ' '}] task {i}\n" for i in range(1, 1200)),
+    "loose by an item's own blank line": _items(50) + "- two paragraphs\n\n  in one item\n" + _items(50),
+    "loose where no paragraph shows it": "- ```\n  a\n  ```\n\n- ```\n  b\n  ```\n" + _items(50),
+    "items that only hold code": "".join(f"- ```\n  code {i}\n  ```\n" for i in range(40)) + "\nEnd.\n",
 }
 
 
