@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -70,13 +70,13 @@ def top_level_blocks(tokens: list[Token]) -> list[list[Token]]:
     return blocks
 
 
-@dataclass
-class ItemParts:
-    """One list item rendered: its label (painted), the label's width, and its blocks' lines."""
+class ItemParts(NamedTuple):
+    """One list item rendered: its label (painted), the label's width, and its blocks' lines. Tuples of strings
+    only, which the garbage collector stops tracking: a stream keeps thousands of them for a long list."""
 
     head: str
     pad: int
-    blocks: list[list[str]]
+    blocks: tuple[tuple[str, ...], ...]
 
 
 def list_tightness(tokens: list[Token]) -> bool | None:
@@ -150,7 +150,7 @@ class MarkdownRenderer:
         return self._block(_Walk(tokens, env, _closes(tokens)), 0, width)
 
     @staticmethod
-    def _join(blocks: list[list[str]], *, tight: bool) -> list[str]:
+    def _join(blocks: Sequence[Sequence[str]], *, tight: bool) -> list[str]:
         out: list[str] = []
         for block in blocks:
             if not block:
@@ -240,8 +240,8 @@ class MarkdownRenderer:
             label, style = (f" {number}. ", self.number) if ordered else (" • ", self.bullet)
             label += self._task_box(walk, j)
             pad = width_of(label)
-            out.append(ItemParts(self.painter.line([(label, style)]), pad,
-                                 self._children(walk, j + 1, walk.close[j], max(width - pad, 10))))
+            blocks = self._children(walk, j + 1, walk.close[j], max(width - pad, 10))
+            out.append(ItemParts(self.painter.line([(label, style)]), pad, tuple(tuple(b) for b in blocks)))
             number += 1
             j = walk.close[j] + 1
         return out

@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.text import Text
 
 from framework_core.ui.markdown_held import HeldList, unresolved_labels
-from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer
+from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer, list_tightness
 from framework_core.ui.safe_text import visible, visible_reply
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
@@ -259,11 +259,19 @@ class MarkdownStream:
     def _open_lines(self, width: int, height: int) -> list[str]:
         if len(self._pending) > 1:
             self._pending = ["".join(self._pending)]
-        held = self._list.lines if self._list is not None else []
-        if not self._lines and not self._pending and not held:
+        held = self._list
+        if not self._lines and not self._pending and held is None:
             return []
-        # Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
-        # the same however long the block grows (the whole block is rendered once, when it is finished).
+        lines = self._list_bottom(held, width, height) if held is not None else None
+        if lines is None:
+            lines = self._bottom(held.lines if held is not None else [], width, height)
+        if self._printed and lines:
+            lines = [""] + lines
+        return lines[-max(height - 1, 1):]
+
+    def _bottom(self, held: list[str], width: int, height: int) -> list[str]:
+        """Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
+        the same however long the block grows (the whole block is rendered once, when it is finished)."""
         keep = height
         body = self._lines[-keep:]
         if len(body) < keep and held:  # the bottom of a long list: its last finished items too
@@ -275,10 +283,23 @@ class MarkdownStream:
             text = text[-4 * width * height:]
         env: dict[str, Any] = {"references": {**(self._list.refs if self._list else {}), **self._refs}}
         renderer = self.renderer
-        lines = renderer.render_blocks(renderer.parse("\n".join(head + [text]), env), env, width)
-        if self._printed and lines:
-            lines = [""] + lines
-        return lines[-max(height - 1, 1):]
+        return renderer.render_blocks(renderer.parse("\n".join(head + [text]), env), env, width)
+
+    def _list_bottom(self, held: HeldList, width: int, height: int) -> list[str] | None:
+        """The bottom of an open list from its items rendered as they ended, and the tail (its last item, and
+        what follows) rendered now; None when those renderings cannot serve (`HeldList.exact`)."""
+        text = "\n".join(self._lines + self._pending)
+        if not held.exact or not held.items or width != held.width or len(text) > 4 * width * height:
+            return None
+        env: dict[str, Any] = {"references": {**held.refs, **self._refs}}
+        renderer = self.renderer
+        blocks = renderer.parse(text, env)
+        if not blocks or not held.continued_by(blocks[0]):
+            return None
+        tight = not held.loose and list_tightness(blocks[0]) is not False
+        items = held.items[-height:] + renderer.list_items(blocks[0], env, width, -1, held.number)
+        rest = renderer.render_blocks(blocks[1:], env, width)
+        return renderer.join_items(items, tight) + ([""] + rest if rest else [])
 
     def _clear_region(self) -> str:
         if not self._region:

@@ -293,7 +293,7 @@ LONG_LISTS = {
                                         + _items(40) + "\n[d60]: https://sixty.io\n"),
     "nested blocks and lazy lines": "".join(f"- item {i}\n  ```\n  code {i}\n  ```\n  - inner {i}\nlazy {i}\n"
                                             for i in range(60)),
-    "tasks and numbers that grow": "".join(f"{i}. [{'x' if i % 3 else ' '}] task {i}\n" for i in range(1, 1200)),
+    "tasks and numbers that grow": "".join(f"{i}. [{'x' if i % 3 else ' '}] task {i}\n" for i in range(1, 400)),
     "loose by an item's own blank line": _items(50) + "- two paragraphs\n\n  in one item\n" + _items(50),
     "loose where no paragraph shows it": "- ```\n  a\n  ```\n\n- ```\n  b\n  ```\n" + _items(50),
     "items that only hold code": "".join(f"- ```\n  code {i}\n  ```\n" for i in range(40)) + "\nEnd.\n",
@@ -308,3 +308,24 @@ def test_a_long_list_streamed_prints_what_the_renderer_renders_for_the_whole_rep
         whole = "\n".join(renderer.render(text, 80)) + "\n"
         for chunk in (1, 9, 400, 100_000):
             assert "\n".join(stream_lines(text, chunk)) == whole, (name, chunk)
+
+
+def test_the_live_region_of_a_long_open_list_shows_its_bottom_as_it_will_print() -> None:
+    import pyte
+
+    from framework_core.ui.markdown_render import MarkdownRenderer
+
+    for text in ("".join(f"1. step with `code` {i}\n" for i in range(120)), _items(60, "*"),
+                 _items(40) + "\n" + _items(40)):  # numbered by position; tight; loose
+        buf = io.StringIO()
+        console = Console(file=buf, width=70, height=20, force_terminal=True, color_system=None)
+        stream = MarkdownStream(console, refresh_per_second=1e9)
+        screen = pyte.Screen(70, 20)
+        term = pyte.Stream(screen)
+        for i in range(0, len(text), 23):
+            stream.feed(text[i:i + 23])
+        term.feed(tty(buf.getvalue()))
+        whole = MarkdownRenderer(Console(file=io.StringIO(), width=70, color_system=None)).render(text, 70)
+        shown = [line.rstrip() for line in screen.display if line.strip()]
+        assert shown == [line.rstrip() for line in whole if line.strip()][-len(shown):] and len(shown) >= 10, text[:20]
+        stream.finish()
