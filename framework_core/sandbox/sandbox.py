@@ -20,8 +20,8 @@ from typing import Callable, Iterator, Literal
 from framework_core.sandbox.control import ControlPath, control_paths
 from framework_core.sandbox.environment import PROXY, offline_env
 from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
-from framework_core.sandbox.home import (HomeAllow, HomeView, home_mounts, home_pristine, home_writes, instead,
-                                         load_allow)
+from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, instead, load_allow
+from framework_core.sandbox.reuse import Spare, home_pristine, overlay_pristine
 from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, sanitised_copy, workspace_secrets
@@ -70,6 +70,7 @@ class Sandbox:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _runtime: Path | None = None
     _cache: dict = field(default_factory=dict)
+    _spares: dict[str, Spare] = field(default_factory=lambda: {"home": Spare(), "overlay": Spare()})
 
     # ---- state ---------------------------------------------------------------------------------------
     @property
@@ -154,9 +155,7 @@ class Sandbox:
 
         upper = work = None
         if mode == "overlay":
-            upper, work = scratch() / "upper", scratch() / "work"
-            upper.mkdir()
-            work.mkdir()
+            upper, work = self._take_overlay(scratches)
         controls = self._controls() if mode != "read-only" else ()
         protected = tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
                           if os.path.lexists(self.workspace / c.rel))
@@ -196,13 +195,28 @@ class Sandbox:
             if mode != "overlay" and scratches:
                 drop(scratches[0])
 
+    def _take_overlay(self, scratches: list[Path]) -> tuple[Path, Path]:
+        """An overlay's upper and work folders: those the last overlay left as new (`overlay_pristine`), else new."""
+        spare = self._spares["overlay"].take()
+        if spare is not None and overlay_pristine(spare, self._cache.get("upper-mode", -1)):
+            scratches.append(spare)
+            return spare / "upper", spare / "work"
+        if spare is not None:
+            drop(spare)
+        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir()))
+        scratches.append(scratch)
+        upper, work = scratch / "upper", scratch / "work"
+        upper.mkdir()
+        work.mkdir()
+        self._cache["upper-mode"] = os.lstat(upper).st_mode
+        return upper, work
+
     def _take_home(self, view: HomeView | None) -> Path | None:
         """The folder bound as a command's home: the one the last command left exactly as new (`home_pristine`),
         else a new one. None when the home is shown as it is (no view)."""
         if view is None:
             return None
-        with self._lock:
-            spare = self._cache.pop("spare-home", None)
+        spare = self._spares["home"].take()
         if spare is not None:
             if home_pristine(spare, view):
                 return spare
@@ -212,10 +226,7 @@ class Sandbox:
     def _keep_home(self, home: Path, *, clean: bool) -> None:
         """After a command: a home left as new is kept for the next command (checked again then); any other is
         thrown away, as is one more than the single spare."""
-        unused: Path | None = home
-        if clean:
-            with self._lock:
-                unused, self._cache["spare-home"] = self._cache.get("spare-home"), home
+        unused = self._spares["home"].keep(home) if clean else home
         if unused is not None:
             drop(unused)
 
@@ -289,9 +300,15 @@ class Sandbox:
         return path
 
     def discard(self, launch: Launch) -> None:
-        """Drop an overlay's scratch directory once its change set has been applied or declined."""
-        if launch.upper is not None:
-            drop(launch.upper.parent)
+        """Drop an overlay's scratch directory once its change set has been applied or declined; one left as new
+        (nothing changed, nothing landed) serves the next overlay instead (`reuse.py`)."""
+        if launch.upper is None:
+            return
+        scratch = launch.upper.parent
+        unused = (self._spares["overlay"].keep(scratch) if overlay_pristine(scratch, self._cache.get("upper-mode", -1))
+                  else scratch)
+        if unused is not None:
+            drop(unused)
 
     def _secret_masks(self, scratch: Callable[[], Path]) -> tuple[tuple[Secret, ...], tuple[tuple[str, str], ...]]:
         """The workspace's secret files (`workspace_secrets.py`, rescanned at most every CACHE_S) and what each
@@ -441,6 +458,8 @@ class Sandbox:
         return empty
 
     def close(self) -> None:
+        for spare in self._spares.values():  # they lie in the folders dropped below
+            spare.take()
         overlays = self._cache.pop("overlays", None)
         if overlays is not None:
             drop(overlays)

@@ -78,3 +78,38 @@ def test_an_extended_attribute_set_in_the_home_is_not_seen_by_the_next_command(s
         pytest.skip(f"no user extended attributes on this file system: {out.strip()[:200]}")
     out, _, _ = run(sandbox, f"{PYTHON} -c \"import os; print(os.listxattr(os.path.expanduser('~/.cargo')))\"")
     assert out.strip() == "[]", out
+
+
+def test_an_overlay_nothing_changed_in_serves_the_next_command(sandbox: Sandbox) -> None:
+    if not sandbox.overlay:
+        pytest.skip("no overlay on this machine")
+    uppers = []
+    for _ in range(3):
+        with sandbox.launch(cwd=sandbox.workspace, writes=True, network=False) as launch:
+            run_command("true", cwd=sandbox.workspace, env={"PATH": "/usr/bin:/bin"}, timeout_s=30,
+                        budget_chars=1000, wrapper=launch.argv, pass_fds=launch.pass_fds)
+        sandbox.discard(launch)
+        uppers.append(launch.upper)
+    assert uppers[0] == uppers[1] == uppers[2] and uppers[0] is not None and uppers[0].is_dir()
+
+
+def test_what_a_declined_overlay_held_is_never_seen_by_the_next_command(sandbox: Sandbox) -> None:
+    if not sandbox.overlay:
+        pytest.skip("no overlay on this machine")
+    (sandbox.workspace / "kept.txt").write_text("kept\n")
+    set_root_xattr = f"{PYTHON} -c \"import os; os.setxattr('.', 'user.mark', b'1')\""
+    for change in ("echo made > new.txt", "rm kept.txt", "mkdir d && rmdir d && echo x > e && rm e",
+                   "chmod 700 .", set_root_xattr):
+        with sandbox.launch(cwd=sandbox.workspace, writes=True, network=False) as launch:
+            run_command(change, cwd=sandbox.workspace, env={"PATH": "/usr/bin:/bin"}, timeout_s=30,
+                        budget_chars=1000, wrapper=launch.argv, pass_fds=launch.pass_fds)
+        sandbox.discard(launch)  # declined: nothing applied
+        look = (f"ls -A; stat -c %a .; {PYTHON} -c \"import os; print(os.listxattr('.'))\"")
+        out, _, _ = run(sandbox, look, writes=True)
+        assert out.split() == ["kept.txt", out.split()[1], "[]"] and "new.txt" not in out, (change, out)
+        fresh = Sandbox("workspace-write", sandbox.workspace, home=sandbox.home, cache_root=sandbox.cache_root)
+        try:
+            expected, _, _ = run(fresh, look, writes=True)
+        finally:
+            fresh.close()
+        assert out == expected, (change, out, expected)
