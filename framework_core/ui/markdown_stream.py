@@ -7,6 +7,8 @@ written to the scrollback, and their lines leave the tail, which restarts at the
 open block is re-rendered, in a small live region at the bottom that is erased and redrawn at most
 `refresh_per_second` times. Writes are batched per repaint, so a fast stream costs one terminal write per
 tick whatever the chunk size, and a slow terminal never holds the stream back for more than that write.
+An open list is the exception to "only the open block": its finished items leave the tail and are rendered
+as each ends (`markdown_held.py`), so a long list costs the same per character as a short one.
 
 Reference definitions (`[1]: https://…`) bind forwards: a block is rendered with the definitions that
 came before it or with it, and the open block with those after it too. A block already in the
@@ -67,9 +69,9 @@ class MarkdownStream:
         self.min_interval = 1.0 / refresh_per_second
         self._pending: list[str] = []  # pieces of the line still open (joined only when needed)
         self._lines: list[str] = []  # complete lines of the open tail: the open block, and lines not yet parsed
+        self._parsed = 0  # how many of them the last parse saw
         self._list: HeldList | None = None  # the open list's finished items, moved out of the tail (`_hold`)
         self._ready: list[str] = []  # finished blocks rendered since the last repaint, for the scrollback
-        self._parsed = 0  # how many of them the last parse saw
         self._fence: str | None = None  # the open block is this code fence, not closed yet
         self._hint = False  # a line since the last parse looks like the start of a new block
         self._blank = True  # the last complete line was blank
