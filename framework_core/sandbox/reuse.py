@@ -101,8 +101,9 @@ def _skeleton(view: HomeView) -> dict[str, int]:
 
 def overlay_pristine(scratch: Path, mode: int) -> bool:
     """An overlay's folder after its command, once its change set was read (and applied or declined), is as new:
-    exactly `upper` (empty, with the `mode` a new one gets, no extended attribute but overlayfs's uuid) and `work`
-    (the same mode, holding only overlayfs's own empty `work`), all owned by us."""
+    exactly `work` (with the `mode` a new one gets, holding only overlayfs's own empty `work`) and `upper`, or no
+    `upper` (a transaction removes it); an `upper` left must be empty, of the same mode, with no extended
+    attribute but overlayfs's uuid. All owned by us. The caller makes `upper` again where it was removed."""
     uid = os.geteuid()
 
     def entry(path: Path, mode: int, xattrs: tuple[str, ...] = ()) -> list[str] | None:
@@ -114,7 +115,8 @@ def overlay_pristine(scratch: Path, mode: int) -> bool:
         except OSError:
             return None
 
-    return (entry(scratch, stat.S_IFDIR | 0o700) is not None and sorted(os.listdir(scratch)) == ["upper", "work"]
-            and entry(scratch / "upper", mode, OVERLAY_UUID) == []
+    names = entry(scratch, stat.S_IFDIR | 0o700)
+    return (names is not None and sorted(names) in (["upper", "work"], ["work"])
+            and ("upper" not in names or entry(scratch / "upper", mode, OVERLAY_UUID) == [])
             and entry(scratch / "work", mode) == ["work"]
             and entry(scratch / "work" / "work", stat.S_IFDIR) == [])

@@ -305,8 +305,13 @@ class Sandbox:
         if launch.upper is None:
             return
         scratch = launch.upper.parent
-        unused = (self._spares["overlay"].keep(scratch) if overlay_pristine(scratch, self._cache.get("upper-mode", -1))
-                  else scratch)
+        unused: Path | None = scratch
+        if overlay_pristine(scratch, self._cache.get("upper-mode", -1)):
+            try:
+                launch.upper.mkdir(exist_ok=True)
+                unused = self._spares["overlay"].keep(scratch)
+            except OSError:
+                pass
         if unused is not None:
             drop(unused)
 

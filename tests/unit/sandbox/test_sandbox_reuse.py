@@ -113,3 +113,32 @@ def test_what_a_declined_overlay_held_is_never_seen_by_the_next_command(sandbox:
         finally:
             fresh.close()
         assert out == expected, (change, out, expected)
+
+
+def test_a_command_run_as_a_transaction_leaves_its_overlay_for_the_next_one(outside_tmp: Path) -> None:
+    from framework_core.sandbox.transaction import SandboxTransaction
+
+    ws, overlays = outside_tmp / "ws", outside_tmp / "overlays"
+    ws.mkdir()
+    overlays.mkdir()
+    box = Sandbox("workspace-write", ws, home=outside_tmp, cache_root=outside_tmp / "cache", overlay_dirs=(overlays,))
+    if not box.overlay:
+        pytest.skip("no overlay on this machine")
+
+    def command(text: str) -> tuple[str, list[str]]:
+        """The command's output, and the overlay folders there are once it is done."""
+        def runner(argv: list[str], fds: tuple[int, ...]) -> str:
+            return run_command(text, cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=30, budget_chars=1000,
+                               wrapper=argv, pass_fds=fds).stdout
+        out = SandboxTransaction(box, ws, writes=True).run(runner).result
+        return out, sorted(p.name for p in overlays.glob("*/cmd-*"))
+
+    try:
+        _, after_first = command("true")
+        _, after_second = command("echo made > landed.txt")
+        assert (ws / "landed.txt").read_text() == "made\n"  # what the second one made landed
+        out, after_third = command("cat landed.txt; ls -A")
+        assert out == "made\nlanded.txt\n"  # seen once, from the workspace (the upper it was in is made anew)
+        assert after_first == after_second == after_third and len(after_first) == 1  # one folder served all three
+    finally:
+        box.close()
