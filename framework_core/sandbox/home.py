@@ -267,4 +267,3 @@ def home_writes(scratch: Path, view: HomeView, limit: int = 6) -> list[str]:
                 return found
         dirnames[:] = keep_dirs
     return found
-
