@@ -24,7 +24,7 @@ from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_w
 from framework_core.sandbox.reuse import Spare, home_pristine, overlay_pristine
 from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
-from framework_core.sandbox.workspace_secrets import Secret, sanitised_copy, workspace_secrets
+from framework_core.sandbox.workspace_secrets import Secret, SecretScan, sanitised_copy
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
@@ -316,14 +316,15 @@ class Sandbox:
             drop(unused)
 
     def _secret_masks(self, scratch: Callable[[], Path]) -> tuple[tuple[Secret, ...], tuple[tuple[str, str], ...]]:
-        """The workspace's secret files (`workspace_secrets.py`, rescanned at most every CACHE_S) and what each
-        is shown as: /dev/null, or a copy without credentials written into `scratch`."""
+        """The workspace's secret files (`workspace_secrets.py`) and what each is shown as: /dev/null, or a copy
+        without credentials written into `scratch`. The last scan serves while every folder it read is unchanged
+        (`SecretScan.holds`: no file made, removed or renamed there), and for CACHE_S at most."""
         now = time.monotonic()
         cached = self._cache.get("secrets")
-        if cached is None or now - cached[0] > CACHE_S:
-            cached = (now, tuple(workspace_secrets(self.workspace, self.secrets_visible)))
+        if cached is None or now - cached[0] > CACHE_S or not cached[1].holds(self.workspace):
+            cached = (now, SecretScan.of(self.workspace, self.secrets_visible))
             self._cache["secrets"] = cached
-        secrets: tuple[Secret, ...] = cached[1]
+        secrets: tuple[Secret, ...] = cached[1].secrets
         masks: list[tuple[str, str]] = []
         hidden = [h.path.rstrip("/") + "/" for h in self._hidden() if h.is_dir]
         for s in secrets:
