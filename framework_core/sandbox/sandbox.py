@@ -15,15 +15,16 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Callable, Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
 from framework_core.sandbox.environment import PROXY, offline_env
 from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, instead, load_allow
+from framework_core.sandbox.reuse import Spare, home_pristine, overlay_pristine
 from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
-from framework_core.sandbox.workspace_secrets import Secret, sanitised_copy, workspace_secrets
+from framework_core.sandbox.workspace_secrets import Secret, SecretScan, sanitised_copy
 from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
@@ -69,6 +70,7 @@ class Sandbox:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _runtime: Path | None = None
     _cache: dict = field(default_factory=dict)
+    _spares: dict[str, Spare] = field(default_factory=lambda: {"home": Spare(), "overlay": Spare()})
 
     # ---- state ---------------------------------------------------------------------------------------
     @property
@@ -143,29 +145,34 @@ class Sandbox:
             yield Launch([])
             return
         mode = self.mode_for(writes=writes)
-        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir() if mode == "overlay"
-                                        else self._runtime_dir()))
+        scratches: list[Path] = []  # the command's own folder, made when needed: the overlay's, sanitised copies
+
+        def scratch() -> Path:
+            if not scratches:
+                scratches.append(Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir() if mode == "overlay"
+                                                       else self._runtime_dir())))
+            return scratches[0]
+
         upper = work = None
         if mode == "overlay":
-            upper, work = scratch / "upper", scratch / "work"
-            upper.mkdir()
-            work.mkdir()
+            upper, work = self._take_overlay(scratches)
         controls = self._controls() if mode != "read-only" else ()
         protected = tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
                           if os.path.lexists(self.workspace / c.rel))
         missing = [self.workspace / c.rel for c in controls if not os.path.lexists(self.workspace / c.rel)]
         hidden = self._hidden()
         view = self._home_view()
-        scratch_home = scratch / "home"
-        scratch_home.mkdir(mode=0o700)
+        scratch_home = self._take_home(view)
         secrets, masks = self._secret_masks(scratch)
         fd = seccomp_fd()
+        home_plan = self._home_plan(view, str(scratch_home or ""))
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
             str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
-            reexposed=_reexposed(self.home), masks=masks, new_session=False,  # the runner starts it in a new session
-            **self._home_plan(view, str(scratch_home)))
+            reexposed=self._reexposed(home_plan), masks=masks,
+            new_session=False,  # the runner starts it in a new session
+            **home_plan)
         launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
                         network, upper, time.time_ns(), controls, home=view, secrets=secrets)
         try:
@@ -173,8 +180,11 @@ class Sandbox:
         finally:
             if fd is not None:
                 os.close(fd)
-            if view is not None:
-                launch.notes.extend(_home_written_note(home_writes(scratch_home, view)))
+            if view is not None and scratch_home is not None:
+                clean = home_pristine(scratch_home, view)
+                if not clean:
+                    launch.notes.extend(_home_written_note(home_writes(scratch_home, view)))
+                self._keep_home(scratch_home, clean=clean)
             if mode == "write":  # and the control paths of repositories the command made
                 known = {c.rel for c in controls}
                 made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
@@ -182,8 +192,54 @@ class Sandbox:
                 made += [self.workspace / rel for rel in changed_since(self.workspace, launch.started_ns)]
                 launch.dropped.extend(remove_created(list(dict.fromkeys(missing + made)), self.workspace,
                                                       self.protected_extra))
-            if mode != "overlay":
-                drop(scratch)
+            if mode != "overlay" and scratches:
+                drop(scratches[0])
+
+    def _take_overlay(self, scratches: list[Path]) -> tuple[Path, Path]:
+        """An overlay's upper and work folders: those the last overlay left as new (`overlay_pristine`), else new."""
+        spare = self._spares["overlay"].take()
+        if spare is not None and overlay_pristine(spare, self._cache.get("upper-mode", -1)):
+            scratches.append(spare)
+            return spare / "upper", spare / "work"
+        if spare is not None:
+            drop(spare)
+        scratch = Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir()))
+        scratches.append(scratch)
+        upper, work = scratch / "upper", scratch / "work"
+        upper.mkdir()
+        work.mkdir()
+        self._cache["upper-mode"] = os.lstat(upper).st_mode
+        return upper, work
+
+    def _take_home(self, view: HomeView | None) -> Path | None:
+        """The folder bound as a command's home: the one the last command left exactly as new (`home_pristine`),
+        else a new one. None when the home is shown as it is (no view)."""
+        if view is None:
+            return None
+        spare = self._spares["home"].take()
+        if spare is not None:
+            if home_pristine(spare, view):
+                return spare
+            drop(spare)
+        return Path(tempfile.mkdtemp(prefix="home-", dir=self._runtime_dir()))
+
+    def _keep_home(self, home: Path, *, clean: bool) -> None:
+        """After a command: a home left as new is kept for the next command (checked again then); any other is
+        thrown away, as is one more than the single spare."""
+        unused = self._spares["home"].keep(home) if clean else home
+        if unused is not None:
+            drop(unused)
+
+    def _reexposed(self, home_plan: dict) -> tuple[str, ...]:
+        """`_reexposed`, found once per CACHE_S, less the folders the home already shows as they are, read-only
+        (a Python under ~/.pyenv when the allowlist shows ~/.pyenv): each mount costs the command's start."""
+        now = time.monotonic()
+        cached = self._cache.get("reexposed")
+        if cached is None or now - cached[0] > CACHE_S:
+            cached = (now, _reexposed(self.home))
+            self._cache["reexposed"] = cached
+        binds = home_plan.get("home_mounts", ())
+        return tuple(p for p in cached[1] if not _shown_as_is(p, binds))
 
     def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False,
                        roots: tuple[Path, ...] = ()) -> tuple[str, ...]:
@@ -208,7 +264,7 @@ class Sandbox:
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), reexposed=_reexposed(self.home),
-                           masks=self._secret_masks(self._runtime_dir())[1],
+                           masks=self._secret_masks(self._runtime_dir)[1],
                            **self._root_mounts(self._home_plan(self._home_view(servers=True), ""), roots,
                                                writable))
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
@@ -244,26 +300,38 @@ class Sandbox:
         return path
 
     def discard(self, launch: Launch) -> None:
-        """Drop an overlay's scratch directory once its change set has been applied or declined."""
-        if launch.upper is not None:
-            drop(launch.upper.parent)
+        """Drop an overlay's scratch directory once its change set has been applied or declined; one left as new
+        (nothing changed, nothing landed) serves the next overlay instead (`reuse.py`)."""
+        if launch.upper is None:
+            return
+        scratch = launch.upper.parent
+        unused: Path | None = scratch
+        if overlay_pristine(scratch, self._cache.get("upper-mode", -1)):
+            try:
+                launch.upper.mkdir(exist_ok=True)
+                unused = self._spares["overlay"].keep(scratch)
+            except OSError:
+                pass
+        if unused is not None:
+            drop(unused)
 
-    def _secret_masks(self, scratch: Path) -> tuple[tuple[Secret, ...], tuple[tuple[str, str], ...]]:
-        """The workspace's secret files (`workspace_secrets.py`, rescanned at most every CACHE_S) and what each
-        is shown as: /dev/null, or a copy without credentials written into `scratch`."""
+    def _secret_masks(self, scratch: Callable[[], Path]) -> tuple[tuple[Secret, ...], tuple[tuple[str, str], ...]]:
+        """The workspace's secret files (`workspace_secrets.py`) and what each is shown as: /dev/null, or a copy
+        without credentials written into `scratch`. The last scan serves while every folder it read is unchanged
+        (`SecretScan.holds`: no file made, removed or renamed there), and for CACHE_S at most."""
         now = time.monotonic()
         cached = self._cache.get("secrets")
-        if cached is None or now - cached[0] > CACHE_S:
-            cached = (now, tuple(workspace_secrets(self.workspace, self.secrets_visible)))
+        if cached is None or now - cached[0] > CACHE_S or not cached[1].holds(self.workspace):
+            cached = (now, SecretScan.of(self.workspace, self.secrets_visible))
             self._cache["secrets"] = cached
-        secrets: tuple[Secret, ...] = cached[1]
+        secrets: tuple[Secret, ...] = cached[1].secrets
         masks: list[tuple[str, str]] = []
         hidden = [h.path.rstrip("/") + "/" for h in self._hidden() if h.is_dir]
         for s in secrets:
             target = str(self.workspace / s.rel)
             if not os.path.isfile(target) or os.path.islink(target) or any(target.startswith(h) for h in hidden):
                 continue  # gone since the scan, a link, or in a folder hidden whole: nothing to bind over
-            copy = sanitised_copy(self.workspace, s, scratch) if s.sanitiser else None
+            copy = sanitised_copy(self.workspace, s, scratch()) if s.sanitiser else None
             masks.append((str(copy) if copy is not None else "/dev/null", target))
         return secrets, tuple(masks)
 
@@ -396,6 +464,8 @@ class Sandbox:
         return empty
 
     def close(self) -> None:
+        for spare in self._spares.values():  # they lie in the folders dropped below
+            spare.take()
         overlays = self._cache.pop("overlays", None)
         if overlays is not None:
             drop(overlays)
@@ -435,6 +505,16 @@ def _reexposed(home: Path | None = None) -> tuple[str, ...]:
         if any(path == r or path.startswith(r + "/") for r in roots) and os.path.exists(path):
             out.append(path if os.path.isdir(path) else os.path.dirname(path))
     return tuple(dict.fromkeys(out))
+
+
+def _shown_as_is(path: str, binds: tuple[HomeBind, ...]) -> bool:
+    """The home's mounts already show `path` as it is, read-only: the last of them holding it (the one on top)
+    binds the same folder read-only, and none lies inside it (a bind of `path` after them would hide that one)."""
+    holding = [b for b in binds if path == b.dest or path.startswith(b.dest.rstrip("/") + "/")]
+    if not holding or any(b.dest.startswith(path.rstrip("/") + "/") for b in binds):
+        return False
+    top = holding[-1]
+    return not top.writable and top.source == top.dest
 
 
 def _run_dirs() -> tuple[str, ...]:

@@ -12,14 +12,18 @@ from framework_core.sandbox.control import SCAN_MAX_DEPTH, SCAN_MAX_DIRS, SKIP_D
 
 
 def walk_files(workspace: Path, *, skip: Iterable[str] = SKIP_DIRS, max_dirs: int = SCAN_MAX_DIRS,
-               max_depth: int = SCAN_MAX_DEPTH) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """(workspace-relative path, entry) of every non-folder entry within the bounds."""
+               max_depth: int = SCAN_MAX_DEPTH, folders: list[str] | None = None
+               ) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """(workspace-relative path, entry) of every non-folder entry within the bounds; each folder it reads (or
+    tries to) is added to `folders` when given."""
     skipped = set(skip)
     stack: list[tuple[str, int]] = [("", 0)]
     seen = 0
     while stack and seen < max_dirs:
         rel_dir, depth = stack.pop()
         seen += 1
+        if folders is not None:
+            folders.append(rel_dir)
         try:
             entries = list(os.scandir(workspace / rel_dir if rel_dir else workspace))
         except OSError:

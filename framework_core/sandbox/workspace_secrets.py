@@ -12,6 +12,7 @@ and build folders); a secret deeper than that is not hidden.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -29,17 +30,57 @@ class Secret:
     sanitiser: str | None = None  # a kind of sanitise.KINDS: shown as a copy without credentials
 
 
-def workspace_secrets(workspace: Path, visible: tuple[str, ...] = ()) -> list[Secret]:
-    """The files of the workspace shaped like credentials, except those the user made visible."""
+def workspace_secrets(workspace: Path, visible: tuple[str, ...] = (), folders: list[str] | None = None
+                      ) -> list[Secret]:
+    """The files of the workspace shaped like credentials, except those the user made visible; the folders the
+    scan read are added to `folders` when given."""
     shown = {PurePosixPath(v).as_posix().strip("/") for v in visible}
     found: list[Secret] = []
-    for rel, entry in walk_files(workspace):
+    for rel, entry in walk_files(workspace, folders=folders):
         if not entry.is_file(follow_symlinks=False) or rel in shown:
             continue
         reason = secret_reason(rel)
         if reason is not None:
             found.append(Secret(rel, reason, SANITISED.get(entry.name)))
     return sorted(found, key=lambda s: s.rel)
+
+
+#: A folder changed this recently (by the local clock) may change again within its timestamp's granularity
+#: (2 s on FAT) without its time changing: a scan that saw it is not trusted for the next command.
+SETTLE_NS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class SecretScan:
+    """A scan of the workspace's secrets and what proves it still holds: the identity and times of every folder
+    it read. A file made, removed or renamed changes its folder's times (and a folder's mode, which decides
+    what a scan can read, its change time), so a scan whose folders all read the same finds what a new one
+    would."""
+
+    secrets: tuple[Secret, ...]
+    folders: tuple[tuple[str, tuple[int, int, int] | None], ...]
+    settled: bool
+
+    @classmethod
+    def of(cls, workspace: Path, visible: tuple[str, ...] = (), settle_ns: int = SETTLE_NS) -> "SecretScan":
+        started = time.time_ns()
+        read: list[str] = []
+        secrets = tuple(workspace_secrets(workspace, visible, read))
+        folders = tuple((rel, _times(workspace, rel)) for rel in read)
+        settled = all(t is not None and max(t[1], t[2]) < started - settle_ns for _, t in folders)
+        return cls(secrets, folders, settled)
+
+    def holds(self, workspace: Path) -> bool:
+        """Nothing a new scan would see differently has changed since this one."""
+        return self.settled and all(_times(workspace, rel) == times for rel, times in self.folders)
+
+
+def _times(workspace: Path, rel: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(workspace / rel if rel else workspace, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_ctime_ns
 
 
 def sanitised_copy(workspace: Path, secret: Secret, into: Path) -> Path | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -68,6 +68,22 @@ def top_level_blocks(tokens: list[Token]) -> list[list[Token]]:
         blocks[-1].append(tok)
         depth += tok.nesting
     return blocks
+
+
+class ItemParts(NamedTuple):
+    """One list item rendered: its label (painted), the label's width, and its blocks' lines. Tuples of strings
+    only, which the garbage collector stops tracking: a stream keeps thousands of them for a long list."""
+
+    head: str
+    pad: int
+    blocks: tuple[tuple[str, ...], ...]
+
+
+def list_tightness(tokens: list[Token]) -> bool | None:
+    """Whether the list opened by `tokens[0]` is tight, as markdown-it marks it on the paragraphs directly in its
+    items (hidden when tight); None when it has none, so it does not show."""
+    level = tokens[0].level + 2
+    return next((t.hidden for t in tokens if t.type == "paragraph_open" and t.level == level), None)
 
 
 @dataclass
@@ -134,7 +150,7 @@ class MarkdownRenderer:
         return self._block(_Walk(tokens, env, _closes(tokens)), 0, width)
 
     @staticmethod
-    def _join(blocks: list[list[str]], *, tight: bool) -> list[str]:
+    def _join(blocks: Sequence[Sequence[str]], *, tight: bool) -> list[str]:
         out: list[str] = []
         for block in blocks:
             if not block:
@@ -180,10 +196,13 @@ class MarkdownRenderer:
         tok = walk.tokens[i]
         if not tok.children and not INLINE_MARK.search(tok.content):
             return [(tok.content, base)] if tok.content else []
-        if not tok.children:
-            tok.children = []
-            self.md.inline.parse(tok.content, self.md, walk.env, tok.children)
-        return inline_spans(tok.children or [], self.inline, base)
+        if tok.children:
+            return inline_spans(tok.children, self.inline, base)
+        # parsed into a list of our own, not kept on the token: a long block's inline tokens then do not all stay
+        # alive until the block is done (the garbage collector's full passes grow with what is alive)
+        children: list[Token] = []
+        self.md.inline.parse(tok.content, self.md, walk.env, children)
+        return inline_spans(children, self.inline, base)
 
     def _wrap(self, spans: list[Span], width: int) -> list[str]:
         return [self.painter.line(row) for row in wrap_spans(spans, width)]
@@ -199,31 +218,45 @@ class MarkdownRenderer:
             return line
         return self.painter.line([(line, self.quote)])
 
-    # -- lists ------------------------------------------------------------------------------------
+    # -- lists ----------------------------------------------------------------------------------------
     def _list(self, walk: _Walk, i: int, width: int) -> list[str]:
         tok, end = walk.tokens[i], walk.close[i]
-        ordered = tok.type == "ordered_list_open"
-        number = int(tok.attrs.get("start", 1)) if ordered else 0
-        # markdown-it hides the paragraphs of a tight list; a loose one keeps a blank line between its items
-        tight = next((t.hidden for t in walk.tokens[i:end] if t.type == "paragraph_open" and t.level == tok.level + 2),
-                     True)
-        out: list[str] = []
+        number = int(tok.attrs.get("start", 1)) if tok.type == "ordered_list_open" else 0
+        tight = list_tightness(walk.tokens[i:end])
+        return self.join_items(self._items(walk, i, width, number, end), True if tight is None else tight)
+
+    def list_items(self, tokens: list[Token], env: dict[str, Any], width: int, count: int,
+                   number: int) -> list[ItemParts]:
+        """The first `count` items of the list block `tokens`, rendered apart and numbered from `number`, for
+        `join_items` (a stream renders a long list's items as they end; `_list` renders a list the same way)."""
+        walk = _Walk(tokens, env, _closes(tokens))
+        return self._items(walk, 0, width, number, walk.close[0], count)
+
+    def _items(self, walk: _Walk, i: int, width: int, number: int, end: int, count: int = -1) -> list[ItemParts]:
+        ordered = walk.tokens[i].type == "ordered_list_open"
+        out: list[ItemParts] = []
         j = i + 1
-        while j < end:
-            if out and not tight:
-                out.append("")
+        while j < end and len(out) != count:
             label, style = (f" {number}. ", self.number) if ordered else (" • ", self.bullet)
-            out.extend(self._item(walk, j, label, style, width, tight))
+            label += self._task_box(walk, j)
+            pad = width_of(label)
+            blocks = self._children(walk, j + 1, walk.close[j], max(width - pad, 10))
+            out.append(ItemParts(self.painter.line([(label, style)]), pad, tuple(tuple(b) for b in blocks)))
             number += 1
             j = walk.close[j] + 1
         return out
 
-    def _item(self, walk: _Walk, i: int, label: str, style: Any, width: int, tight: bool) -> list[str]:
-        label += self._task_box(walk, i)
-        pad = width_of(label)
-        inner = self._join(self._children(walk, i + 1, walk.close[i], max(width - pad, 10)), tight=tight) or [""]
-        head = self.painter.line([(label, style)])
-        return [head + inner[0]] + [(" " * pad + line) if line else "" for line in inner[1:]]
+    def join_items(self, items: list[ItemParts], tight: bool) -> list[str]:
+        """A list's lines from its items: a loose list has a blank line between items and between the blocks
+        of an item."""
+        out: list[str] = []
+        for item in items:
+            if out and not tight:
+                out.append("")
+            inner = self._join(item.blocks, tight=tight) or [""]
+            out.append(item.head + inner[0])
+            out.extend((" " * item.pad + line) if line else "" for line in inner[1:])
+        return out
 
     @staticmethod
     def _task_box(walk: _Walk, i: int) -> str:

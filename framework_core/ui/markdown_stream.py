@@ -7,6 +7,8 @@ written to the scrollback, and their lines leave the tail, which restarts at the
 open block is re-rendered, in a small live region at the bottom that is erased and redrawn at most
 `refresh_per_second` times. Writes are batched per repaint, so a fast stream costs one terminal write per
 tick whatever the chunk size, and a slow terminal never holds the stream back for more than that write.
+An open list is the exception to "only the open block": its finished items leave the tail and are rendered
+as each ends (`markdown_held.py`), so a long list costs the same per character as a short one.
 
 Reference definitions (`[1]: https://…`) bind forwards: a block is rendered with the definitions that
 came before it or with it, and the open block with those after it too. A block already in the
@@ -20,21 +22,23 @@ from __future__ import annotations
 import re
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer
+from framework_core.ui.markdown_held import HeldList, unresolved_labels
+from framework_core.ui.markdown_render import DEFAULT_CODE_THEME, MarkdownRenderer, list_tightness
 from framework_core.ui.safe_text import visible, visible_reply
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")  # a list item's marker
-LABEL = re.compile(r"\[([^\[\]]{1,999})\]")  # what a link could use as a reference label
+LISTS = ("bullet_list_open", "ordered_list_open")
+EAGER_LINES = 256  # a tail this long is split at the next block boundary, not at the next repaint
 
 
 def rows_after_resize(cells: list[int], width: int) -> int:
@@ -48,6 +52,14 @@ def closes_fence(line: str, fence: str) -> bool:
     return bool(stripped) and stripped == fence[0] * len(stripped) and len(stripped) >= len(fence)
 
 
+@dataclass
+class Rendered:
+    """A finished block already rendered (a long list, from its items), and the labels it left unresolved."""
+
+    lines: list[str]
+    unresolved: list[tuple[str, str]]
+
+
 class MarkdownStream:
     def __init__(self, console: Console, *, live: bool = True, refresh_per_second: float = 8,
                  code_theme: str = DEFAULT_CODE_THEME) -> None:
@@ -58,11 +70,13 @@ class MarkdownStream:
         self._pending: list[str] = []  # pieces of the line still open (joined only when needed)
         self._lines: list[str] = []  # complete lines of the open tail: the open block, and lines not yet parsed
         self._parsed = 0  # how many of them the last parse saw
+        self._list: HeldList | None = None  # the open list's finished items, moved out of the tail (`_hold`)
+        self._ready: list[str] = []  # finished blocks rendered since the last repaint, for the scrollback
         self._fence: str | None = None  # the open block is this code fence, not closed yet
         self._hint = False  # a line since the last parse looks like the start of a new block
         self._blank = True  # the last complete line was blank
         self._refs: dict[str, Any] = {}  # reference definitions in the lines that left the tail
-        self._done: list[tuple[list[Token], dict[str, Any]]] = []  # finished blocks not yet written
+        self._done: list[tuple[list[Token], dict[str, Any]] | Rendered] = []  # finished blocks not yet written
         self._unresolved: dict[str, str] = {}  # labels in written blocks that had no definition then
         self._printed = 0  # blocks written to the scrollback
         self._region = 0  # lines currently drawn in the live region
@@ -84,6 +98,10 @@ class MarkdownStream:
                 last = lines.pop()
                 self._pending = [last] if last else []
                 self._add_lines(lines)
+                if self._hint and len(self._lines) >= EAGER_LINES and self._split(final=False, eager=True):
+                    # a long tail and a block ended: render it now, so a fast stream's tokens do not pile up
+                    # until the next repaint (memory, and time, would grow with what one tick brings)
+                    self._ready.append(self._take_done())
             else:
                 self._pending.append(text)
             wait = self.min_interval - (time.monotonic() - self._last_paint)
@@ -119,19 +137,44 @@ class MarkdownStream:
             self._blank = not line.strip()
         self._lines.extend(lines)
 
-    def _split(self, *, final: bool) -> dict[str, Any] | None:
+    def _split(self, *, final: bool, eager: bool = False) -> dict[str, Any] | None:
         """Parse the open tail and move its finished blocks to `_done`.
 
         The tail is parsed again once a line hints at a new block, or else once it has grown by half since
-        the last parse, so a block that stays open for a long time (a long list) costs linear time overall,
-        not a parse per repaint.
+        the last parse, so a block that stays open for a long time costs linear time overall, not a parse per
+        repaint; an open code fence at the margin is not parsed again until its closing line. A hint parses at
+        once (`eager`, from `feed`) when the tail has grown by half: a repaint parses the rest. The finished
+        items of an open list leave the tail (`_hold`), so a long list is parsed from its last item only, and
+        whole once, when it ends.
         """
         fresh = len(self._lines) - self._parsed
-        if not final and (fresh <= 0 or (fresh < self._parsed // 2 and not self._hint)):
-            return None
+        if not final:
+            if fresh <= 0 or (self._fence is not None and not self._hint):
+                return None
+            if fresh < self._parsed // 2 and (eager or not self._hint):
+                return None
         self._hint = False
-        env: dict[str, Any] = {"references": dict(self._refs)}
-        blocks = self.renderer.parse("\n".join(self._lines), env)
+        width = self.console.width
+        if self._list is not None:
+            held = self._list
+            env: dict[str, Any] = {"references": {**held.refs, **self._refs}}
+            blocks = self.renderer.parse("\n".join(self._lines), env)
+            if blocks and held.continued_by(blocks[0]):
+                if not final and len(blocks) == 1:
+                    self._hold(blocks[0], env, 0)
+                    return env
+                lines = held.finish(self.renderer, blocks[0], env, width)
+                if lines is not None:
+                    self._list = None
+                    self._done.append(Rendered(lines, held.unresolved))
+                    return self._settle(blocks[1:], env, final=final)
+            self._lines[:0] = held.lines  # the list ended (or the reply did): parsed whole below, once
+            self._list = None
+        env = {"references": dict(self._refs)}
+        return self._settle(self.renderer.parse("\n".join(self._lines), env), env, final=final)
+
+    def _settle(self, blocks: list[list[Token]], env: dict[str, Any], *, final: bool) -> dict[str, Any]:
+        """The tail's blocks, parsed: all but the open one (the last) are finished; the tail restarts at it."""
         finished = blocks if final else blocks[:-1]
         self._done.extend((block, env) for block in finished)
         if final or not blocks:
@@ -148,7 +191,29 @@ class MarkdownStream:
         self._fence = fence
         del self._lines[:start]
         self._parsed = len(self._lines)
+        if opening.type in LISTS:
+            self._hold(blocks[-1], env, start)
         return env
+
+    def _hold(self, block: list[Token], env: dict[str, Any], first: int) -> None:
+        """Move the lines of the open list's finished items (all but its last: an item ends where the next one
+        starts) out of the tail, rendered (`markdown_held.py`); `first` is the parsed text's line where the tail
+        now starts."""
+        level = block[0].level + 1
+        items = [tok.map[0] - first for tok in block if tok.type == "list_item_open" and tok.level == level and tok.map]
+        if len(items) < 2 or items[-1] <= 0:
+            self._parsed = len(self._lines)
+            return
+        cut = items[-1]
+        width = self.console.width
+        held = self._list = self._list or HeldList.opened(block, env, width)
+        for label, ref in env["references"].items():
+            if label not in self._refs and first <= ref["map"][0] < first + cut:
+                held.refs.setdefault(label, ref)
+        held.take(self.renderer, block, env, len(items) - 1, width)
+        held.lines.extend(self._lines[:cut])
+        del self._lines[:cut]
+        self._parsed = len(self._lines)
 
     # -- output -----------------------------------------------------------------------------------
     def _take_done(self) -> str:
@@ -157,9 +222,15 @@ class MarkdownStream:
             return ""
         width = self.console.width
         parts: list[str] = []
-        for block, env in self._done:
-            lines = self.renderer.render_block(block, env, width)
-            self._note_unresolved(block, env)
+        for entry in self._done:
+            if isinstance(entry, Rendered):
+                lines = entry.lines
+                for label, text in entry.unresolved:
+                    self._unresolved.setdefault(label, text)
+            else:
+                lines = self.renderer.render_block(entry[0], entry[1], width)
+                for label, text in unresolved_labels(*entry):
+                    self._unresolved.setdefault(label, text)
             if not lines:
                 continue
             if self._printed:
@@ -169,14 +240,11 @@ class MarkdownStream:
         self._done = []
         return "".join(parts)
 
-    def _note_unresolved(self, block: list[Token], env: dict[str, Any]) -> None:
-        known = env.get("references", {})
-        for tok in block:
-            if tok.type == "inline" and "[" in tok.content:
-                for match in LABEL.finditer(tok.content):
-                    label = normalizeReference(match.group(1))
-                    if label and label not in known:
-                        self._unresolved.setdefault(label, match.group(1))
+    def _take_ready(self) -> str:
+        """What is ready for the scrollback: blocks rendered as they ended, then those finished since."""
+        self._ready.append(self._take_done())
+        out, self._ready = "".join(self._ready), []
+        return out
 
     def _late_definitions(self, env: dict[str, Any]) -> str:
         """Definitions that arrived after a block that needed them was written: listed, so no address is lost."""
@@ -193,22 +261,47 @@ class MarkdownStream:
     def _open_lines(self, width: int, height: int) -> list[str]:
         if len(self._pending) > 1:
             self._pending = ["".join(self._pending)]
-        if not self._lines and not self._pending:
+        held = self._list
+        if not self._lines and not self._pending and held is None:
             return []
-        # Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
-        # the same however long the block grows (the whole block is rendered once, when it is finished).
+        lines = self._list_bottom(held, width, height) if held is not None else None
+        if lines is None:
+            lines = self._bottom(held.lines if held is not None else [], width, height)
+        if self._printed and lines:
+            lines = [""] + lines
+        return lines[-max(height - 1, 1):]
+
+    def _bottom(self, held: list[str], width: int, height: int) -> list[str]:
+        """Only the bottom of a long open block is visible, so only its bottom is rendered: a repaint costs
+        the same however long the block grows (the whole block is rendered once, when it is finished)."""
         keep = height
-        body = self._lines[-keep:] + self._pending
+        body = self._lines[-keep:]
+        if len(body) < keep and held:  # the bottom of a long list: its last finished items too
+            body = held[-(keep - len(body)):] + body
+        body += self._pending
         head = self._lines[:1] if self._fence is not None and len(self._lines) > keep else []
         text = "\n".join(body)
         if len(text) > 4 * width * height:
             text = text[-4 * width * height:]
-        env: dict[str, Any] = {"references": dict(self._refs)}
+        env: dict[str, Any] = {"references": {**(self._list.refs if self._list else {}), **self._refs}}
         renderer = self.renderer
-        lines = renderer.render_blocks(renderer.parse("\n".join(head + [text]), env), env, width)
-        if self._printed and lines:
-            lines = [""] + lines
-        return lines[-max(height - 1, 1):]
+        return renderer.render_blocks(renderer.parse("\n".join(head + [text]), env), env, width)
+
+    def _list_bottom(self, held: HeldList, width: int, height: int) -> list[str] | None:
+        """The bottom of an open list from its items rendered as they ended, and the tail (its last item, and
+        what follows) rendered now; None when those renderings cannot serve (`HeldList.exact`)."""
+        text = "\n".join(self._lines + self._pending)
+        if not held.exact or not held.items or width != held.width or len(text) > 4 * width * height:
+            return None
+        env: dict[str, Any] = {"references": {**held.refs, **self._refs}}
+        renderer = self.renderer
+        blocks = renderer.parse(text, env)
+        if not blocks or not held.continued_by(blocks[0]):
+            return None
+        tight = not held.loose and list_tightness(blocks[0]) is not False
+        items = held.items[-height:] + renderer.list_items(blocks[0], env, width, -1, held.number)
+        rest = renderer.render_blocks(blocks[1:], env, width)
+        return renderer.join_items(items, tight) + ([""] + rest if rest else [])
 
     def _clear_region(self) -> str:
         if not self._region:
@@ -226,7 +319,7 @@ class MarkdownStream:
     def _paint(self) -> None:
         self._split(final=False)
         width, height = self.console.width, self.console.height
-        out = self._clear_region() + self._take_done()
+        out = self._clear_region() + self._take_ready()
         lines = self._open_lines(width, height) if self.use_live else []
         if lines:
             out += HIDE_CURSOR + "\n".join(lines)
@@ -254,7 +347,7 @@ class MarkdownStream:
             self._add_lines(["".join(self._pending)])
             self._pending = []
         env = self._split(final=True) or {}
-        out = self._clear_region() + self._take_done() + self._late_definitions(env)
+        out = self._clear_region() + self._take_ready() + self._late_definitions(env)
         if self.use_live:
             out += SHOW_CURSOR
         self._write(out)

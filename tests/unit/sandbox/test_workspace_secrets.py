@@ -118,3 +118,29 @@ def test_without_an_overlay_git_redirections_made_by_a_command_are_removed(base:
     assert not (ws / ".git" / "commondir").exists() and not (ws / "inner" / ".git").exists()
     assert (ws / "vendor" / "new.txt").read_text() == "data"
     assert (ws / "vendor" / "lib" / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_a_secret_made_between_two_commands_is_hidden_from_the_second(base: Path) -> None:
+    teps = engine(base, answers=2)
+    assert "ENV-SECRET" not in bash(teps, "cat .env")["stdout"]
+    (base / "ws" / "config" / ".env.local").write_text("TOKEN=LATE-SECRET\n")  # the user, in an editor
+    out = bash(teps, "cat config/.env.local; echo done")
+    assert "LATE-SECRET" not in out["stdout"] + out["stderr"] and "done" in out["stdout"], out
+
+
+def test_a_scan_holds_until_a_folder_it_read_changes(base: Path) -> None:
+    from framework_core.sandbox.workspace_secrets import SecretScan
+
+    ws = base / "ws"
+    (ws / "deep" / "er").mkdir(parents=True)
+    scan = SecretScan.of(ws, settle_ns=0)  # its folders count as settled at once (real scans wait 2 s)
+    assert scan.holds(ws) and {s.rel for s in scan.secrets} == {".env", "config/prod.key", ".npmrc"}
+    (ws / "app.py").write_text("changed content, same names\n")
+    assert scan.holds(ws)
+    (ws / "deep" / "er" / "id_rsa").write_text("KEY\n")  # in an empty folder, two levels down
+    assert not scan.holds(ws)
+    assert "deep/er/id_rsa" in {s.rel for s in SecretScan.of(ws, settle_ns=0).secrets}
+    scan = SecretScan.of(ws, settle_ns=0)
+    (ws / "config" / "prod.key").rename(ws / "config" / "prod.key.bak")
+    assert not scan.holds(ws)
+    assert not SecretScan.of(ws).holds(ws)  # folders changed within the last 2 s: not trusted yet

@@ -276,3 +276,56 @@ def test_live_region_with_every_kind_of_block_leaves_the_final_rendering() -> No
     assert any("def f():" in line for line in final) and any("Last line." in line for line in final)
     for chunk in (1, 13):
         assert screen_after_stream(FULL, chunk, rows=60, cols=80) == final, chunk
+
+
+def _items(n: int, marker: str = "-", text: str = "item {i} with `code` and **bold**") -> str:
+    return "".join(f"{marker} {text.format(i=i)}\n" for i in range(n))
+
+
+LONG_LISTS = {
+    "tight, then a paragraph": _items(300) + "\nAfter.\n",
+    "loose only at its end": _items(120) + "\n- the blank line above makes the whole list loose\n",
+    "ordered, then a bullet list": "".join(f"{i}) step {i}\n" for i in range(1, 130)) + "- another list\n",
+    "a new marker starts a new list": _items(80) + _items(80, "*") + _items(3, "+"),
+    "ended by a quote, a rule, a heading": _items(60) + "> quoted\n" + _items(60) + "***\n" + _items(60) + "# Head\n",
+    "ended by a fence": _items(90) + "```\ncode\n```\n",
+    "definitions inside and after it": (_items(70, text="see [the docs][d{i}]") + "- [d3]: https://three.io\n"
+                                        + _items(40) + "\n[d60]: https://sixty.io\n"),
+    "nested blocks and lazy lines": "".join(f"- item {i}\n  ```\n  code {i}\n  ```\n  - inner {i}\nlazy {i}\n"
+                                            for i in range(60)),
+    "tasks and numbers that grow": "".join(f"{i}. [{'x' if i % 3 else ' '}] task {i}\n" for i in range(1, 400)),
+    "loose by an item's own blank line": _items(50) + "- two paragraphs\n\n  in one item\n" + _items(50),
+    "loose where no paragraph shows it": "- ```\n  a\n  ```\n\n- ```\n  b\n  ```\n" + _items(50),
+    "items that only hold code": "".join(f"- ```\n  code {i}\n  ```\n" for i in range(40)) + "\nEnd.\n",
+}
+
+
+def test_a_long_list_streamed_prints_what_the_renderer_renders_for_the_whole_reply() -> None:
+    from framework_core.ui.markdown_render import MarkdownRenderer
+
+    renderer = MarkdownRenderer(Console(file=io.StringIO(), width=80, color_system=None))
+    for name, text in LONG_LISTS.items():
+        whole = "\n".join(renderer.render(text, 80)) + "\n"
+        for chunk in (1, 9, 400, 100_000):
+            assert "\n".join(stream_lines(text, chunk)) == whole, (name, chunk)
+
+
+def test_the_live_region_of_a_long_open_list_shows_its_bottom_as_it_will_print() -> None:
+    import pyte
+
+    from framework_core.ui.markdown_render import MarkdownRenderer
+
+    for text in ("".join(f"1. step with `code` {i}\n" for i in range(120)), _items(60, "*"),
+                 _items(40) + "\n" + _items(40)):  # numbered by position; tight; loose
+        buf = io.StringIO()
+        console = Console(file=buf, width=70, height=20, force_terminal=True, color_system=None)
+        stream = MarkdownStream(console, refresh_per_second=1e9)
+        screen = pyte.Screen(70, 20)
+        term = pyte.Stream(screen)
+        for i in range(0, len(text), 23):
+            stream.feed(text[i:i + 23])
+        term.feed(tty(buf.getvalue()))
+        whole = MarkdownRenderer(Console(file=io.StringIO(), width=70, color_system=None)).render(text, 70)
+        shown = [line.rstrip() for line in screen.display if line.strip()]
+        assert shown == [line.rstrip() for line in whole if line.strip()][-len(shown):] and len(shown) >= 10, text[:20]
+        stream.finish()
