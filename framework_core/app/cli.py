@@ -46,13 +46,22 @@ class Parsed(NamedTuple):
 
 class RootGroup(TyperGroup):
     """The root: options, then a subcommand or the words of a first message (options may come between them;
-    after `--` everything is a word)."""
+    after `--` everything is a word). A subcommand's app is built when it is named, listed or completed: the
+    REPL's start builds only the root's options."""
+
+    def get_command(self, ctx: "_click.Context", cmd_name: str) -> "_click.Command | None":
+        if cmd_name not in self.commands and cmd_name in SUBCOMMANDS:
+            self.commands[cmd_name] = plain_values(typer.main.get_command(SUBCOMMANDS[cmd_name]))
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: "_click.Context") -> list[str]:
+        return list(SUBCOMMANDS)
 
     def parse_args(self, ctx: "_click.Context", args: list[str]) -> list[str]:
         args = o.with_optional_values(args)
         takes_value = {opt for p in self.params if isinstance(p, TyperOption) and not p.is_flag
                        for opt in p.opts}
-        if o.command_start(args, takes_value, set(self.commands)) is not None:
+        if o.command_start(args, takes_value, set(SUBCOMMANDS)) is not None:
             return super().parse_args(ctx, args)
         ctx.allow_interspersed_args = True
         ctx.meta[WORDS] = super(TyperGroup, self).parse_args(ctx, args)  # a command's parse: no subcommand
@@ -68,9 +77,14 @@ class RootGroup(TyperGroup):
         return super().shell_complete(ctx, incomplete)
 
 
-app = typer.Typer(cls=RootGroup, name="laca", help=o.HELP, epilog=o.EPILOG, invoke_without_command=True,
-                  add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  context_settings={"help_option_names": HELP_NAMES, "max_content_width": 120})
+def _app(**settings: Any) -> typer.Typer:
+    """A typer app with LACA's settings: plain help (click's, quick, no markup read in the texts), no completion
+    options of its own (the root has them) and the usual tracebacks (entry.py words errors)."""
+    return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None, **settings)
+
+
+app = _app(cls=RootGroup, name="laca", help=o.HELP, epilog=o.EPILOG, invoke_without_command=True,
+           context_settings={"help_option_names": HELP_NAMES, "max_content_width": 120})
 
 
 @app.callback()
@@ -93,17 +107,19 @@ def _parsed(ctx: typer.Context, handler: Handler, **args: Any) -> Parsed:
 
 def _group(name: str) -> typer.Typer:
     """A group of subcommands; named alone, it lists them (exit code 2)."""
-    group = typer.Typer(name=name, help=o.GROUPS[name], invoke_without_command=True)
+    group = _app(name=name, help=o.GROUPS[name], invoke_without_command=True)
 
     @group.callback()
     def listing(ctx: typer.Context) -> Parsed | None:
         return None if ctx.invoked_subcommand else _parsed(ctx, run.group_help, help=ctx.get_help())
 
-    app.add_typer(group)
     return group
 
 
 policy_app, config_app, audit_app = _group("policy"), _group("config"), _group("audit")
+doctor_app = _app(name="doctor")
+#: The subcommands, in the order --help lists them.
+SUBCOMMANDS = {"policy": policy_app, "config": config_app, "audit": audit_app, "doctor": doctor_app}
 
 
 @policy_app.command("check", short_help="How each command is classified (safe / needs_confirm / dangerous) and why.")
@@ -139,7 +155,7 @@ def audit_replay(ctx: typer.Context, since: o.Since = None, workspace: o.Workspa
     return _parsed(ctx, run.audit_replay, since=since, workspace=workspace)
 
 
-@app.command("doctor", short_help="What the command sandbox can set up here, and whether the provider works.")
+@doctor_app.command("doctor", short_help="What the command sandbox can set up here, and whether the provider works.")
 def doctor(ctx: typer.Context) -> Parsed:
     """What the command sandbox can set up here, and whether the provider works end to end: the sandbox's parts
     and settings; then the provider, key, address, whether the server answers, lists the model, makes a tool call
@@ -190,7 +206,7 @@ def plain_values(cmd: "_click.Command") -> "_click.Command":
 
 
 def command() -> "_click.Command":
-    """The click command typer builds from the app (once per process)."""
+    """The click command typer builds from the app (once per process; the subcommands when first named)."""
     global _command
     if _command is None:
         _command = plain_values(typer.main.get_command(app))

@@ -125,7 +125,7 @@ def test_help_lists_every_option_and_command_with_examples(workspace: Path) -> N
     root, unwrapped = command(), "".join(r.stdout.split())  # the help wraps to the terminal's width
     missing = [p.opts for p in root.params
                if not all(d in r.stdout for d in p.opts) or "".join(p.help.split()) not in unwrapped]
-    missing += [name for name in root.commands if f"\n  {name} " not in r.stdout]
+    missing += [name for name in root.list_commands(None) if f"\n  {name} " not in r.stdout]
     assert missing == [] and "--install-completion [SHELL]" in r.stdout
 
 

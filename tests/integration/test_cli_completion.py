@@ -31,7 +31,7 @@ def completions(words: str, home: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(("words", "want"), [
-    ("laca ", ["doctor", "policy", "config", "audit"]),
+    ("laca ", ["policy", "config", "audit", "doctor"]),
     ("laca co", ["config"]),
     ("laca config ", ["init", "show"]),
     ("laca audit ", ["verify", "replay"]),

@@ -78,8 +78,9 @@ def test_short_forms_defaults_and_repeats(capsys: pytest.CaptureFixture[str]) ->
 
 def test_the_tables_name_every_subcommand() -> None:
     def paths(cmd: Any, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
-        subs = getattr(cmd, "commands", {})
-        return {p for name, sub in subs.items() for p in paths(sub, (*prefix, name))} if subs else {prefix}
+        if not hasattr(cmd, "list_commands"):
+            return {prefix}
+        return {p for name in cmd.list_commands(None) for p in paths(cmd.get_command(None, name), (*prefix, name))}
     assert paths(command()) == set(HANDLERS)
 
 
@@ -102,6 +103,7 @@ def test_subcommand_arguments() -> None:
     assert args(["audit", "replay", "--since", "2026-01-01"]) == {"since": "2026-01-01", "workspace": None}
     group = parse(["config"])
     assert isinstance(group, Parsed) and group.command is subcommands.group_help and "show" in group.args["help"]
+    assert group.args["help"].startswith("Usage: laca config") and "completion" not in group.args["help"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [
