@@ -87,6 +87,9 @@ def _completion(show: bool) -> Callable[[typer.Context, Any, Optional[str]], Non
     def callback(ctx: typer.Context, param: Any, value: Optional[str]) -> None:
         if value is None or ctx.resilient_parsing:
             return
+        if value and value not in SHELLS:
+            raise typer.BadParameter(f"{value!r} is not a shell LACA completes in: name one of {', '.join(SHELLS)}, "
+                                     "or none for the shell this runs in", ctx, param)
         from typer import completion
 
         completion.completion_init()
@@ -105,6 +108,7 @@ ShowCompletion = Annotated[Optional[str], typer.Option(
     help="Print the completion script for SHELL (without SHELL, the shell this runs in), to copy it or customise "
          "the installation.")]
 
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 #: Options whose value may be left out (`--resume` alone lists sessions): without a value they read as "".
 OPTIONAL_VALUE = frozenset({"--resume", "--install-completion", "--show-completion"})
 

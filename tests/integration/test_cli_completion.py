@@ -57,7 +57,9 @@ def test_show_completion_prints_each_shells_script(isolated_env: Path) -> None:
     fish = laca("--show-completion", "fish", home=isolated_env)
     assert fish.returncode == 0 and "complete --command laca" in fish.stdout
     odd = laca("--show-completion", "tcsh", home=isolated_env)
-    assert (odd.returncode, odd.stdout, odd.stderr) == (1, "", "Shell tcsh not supported.\n")
+    assert (odd.returncode, odd.stdout) == (2, "") and odd.stderr == (
+        "laca: Invalid value for '--show-completion': 'tcsh' is not a shell LACA completes in: name one of bash, zsh, "
+        "fish, powershell, pwsh, or none for the shell this runs in. See laca --help.\n")
     assert list(isolated_env.iterdir()) == []  # showing writes nothing
 
 
