@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from framework_core.config.load import Overrides
 
 Handler = Callable[[dict[str, Any], "Overrides"], int]
-WORDS = "laca.words"
+WORDS = "laca.words"  # the message's words, kept in the root context's meta
 HELP_NAMES = ["-h", "--help"]
-COMPLETE_VAR = "_LACA_COMPLETE"  # the message's words, kept in the root context's meta
+COMPLETE_VAR = "_LACA_COMPLETE"  # what the completion scripts set when they ask laca for the words
 
 
 class UsageError(LacaError):
@@ -198,7 +198,7 @@ def plain_values(cmd: "_click.Command") -> "_click.Command":
     help_option = cmd.get_help_option(typer.Context(cmd, help_option_names=HELP_NAMES))
     for param in [*cmd.params, *([help_option] if help_option else [])]:
         annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
-        if annotation is bool or is_text(annotation):
+        if annotation is bool or is_text(annotation):  # typer builds this attribute at the first parse, unless set
             param._runtime_param = PlainValues()  # type: ignore[attr-defined]
     for sub in getattr(cmd, "commands", {}).values():
         plain_values(sub)

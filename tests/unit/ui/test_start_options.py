@@ -76,6 +76,19 @@ def test_short_forms_defaults_and_repeats(capsys: pytest.CaptureFixture[str]) ->
     assert parse(["-c", "-v"]) == 0 and capsys.readouterr().out.startswith("laca ")  # --version acts at once
 
 
+def test_parsing_imports_no_pydantic() -> None:
+    """typer would coerce each value through a pydantic TypeAdapter: 60-90 ms before the REPL's prompt."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from framework_core.app.cli import parse; "
+            "parse(['--sandbox', 'off', '--allow', 'pytest', '-c', 'fix', 'it']); print(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('pydantic', 'rich', 'yaml')))")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
 def test_the_tables_name_every_subcommand() -> None:
     def paths(cmd: Any, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
         if not hasattr(cmd, "list_commands"):
