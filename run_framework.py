@@ -13,7 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-DEPENDENCIES = ("prompt_toolkit", "rich", "openai", "anthropic", "yaml", "pydantic", "tree_sitter",
+DEPENDENCIES = ("prompt_toolkit", "typer", "rich", "openai", "anthropic", "yaml", "pydantic", "tree_sitter",
                 "tree_sitter_bash", "mcp")
 if not all(find_spec(name) for name in DEPENDENCIES):  # cheap: nothing is imported here
     venv_python = HERE / ".venv" / "bin" / "python"

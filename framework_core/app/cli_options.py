@@ -1,131 +1,153 @@
-"""The command line, declared once as data: the root options and the subcommands.
+"""The command line's words: the root options as typer declares them, the texts of `--help`, and where a
+subcommand starts.
 
-`cli.py` builds the argparse parsers from these tables; `--help` lists what they say. The rows are named
-tuples rather than dataclasses: they cost less to define, and this module is imported on every start.
+`cli.py` builds the typer app from these; `laca --help` lists what they say. Each root option is an
+`Annotated` alias, so the root callback's signature reads as the list of options.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Callable, Literal, Optional
 
+import typer
 
-class Opt(NamedTuple):
-    dest: str
-    decls: tuple[str, ...]
-    help: str
-    metavar: str | None = None  # None: a flag, which takes no value
-    choices: tuple[str, ...] = ()
-    default: Any = None
-    multiple: bool = False  # may be given several times; the values are collected in a list
-    optional: bool = False  # the value may be left out; then it is "" (`--resume` alone lists sessions)
+EPILOG = """\b
+Examples:
+  laca                                           start the REPL in this directory (the workspace)
+  laca "fix the failing test"                    the REPL, starting with that message
+  laca --provider anthropic                      chat through Anthropic (needs ANTHROPIC_API_KEY)
+  laca --provider ollama --model qwen2.5-coder   a local OpenAI-compatible server
+  laca -p "summarise README.md"                  one turn, answer on stdout
+  git diff | laca -p - --output-format json
+  laca --continue                                resume the latest session of this workspace
+  laca policy check 'rm -rf ~'                   explain how a command would be treated
+  laca config show                               the effective config, with each value's source
+  laca doctor                                    the sandbox here, and whether the provider works end to end
+  laca audit verify                              check this workspace's audit log of tool calls is unchanged
+  laca --install-completion bash                 Tab completion for laca in bash (zsh, fish, powershell)
 
-    @property
-    def takes_value(self) -> bool:
-        return self.metavar is not None
+Exit codes: 0 ok, 1 runtime error, 2 usage or config error, 3 (-p) a call needed an approval nobody could
+give, 4 (-p) stopped by the tool-round limit, 130 interrupted."""
 
-    def argparse_kwargs(self) -> dict[str, Any]:
-        if not self.takes_value:
-            return {"dest": self.dest, "action": "store_true", "help": self.help}
-        kwargs: dict[str, Any] = {"dest": self.dest, "help": self.help, "default": self.default,
-                                  "metavar": self.metavar, "action": "append" if self.multiple else "store"}
-        if self.choices:
-            kwargs.update(choices=self.choices, metavar=None)  # usage shows {a,b,c}
-        if self.optional:
-            kwargs.update(nargs="?", const="")
-        return kwargs
-
-
-OPTIONS: tuple[Opt, ...] = (
-    Opt("prompt", ("-p", "--print"), "Run one turn with this prompt ('-' reads stdin), print the answer, exit.",
-        "PROMPT"),
-    Opt("output_format", ("--output-format",), "With -p: text (default), json or stream-json.", "FORMAT",
-        choices=("text", "json", "stream-json"), default="text"),
-    Opt("config", ("--config",), "Extra config file, layered above the workspace one.", "FILE"),
-    Opt("provider", ("--provider",), "Provider key from llm_settings (openai, anthropic, ollama, …).", "NAME"),
-    Opt("model", ("--model",), "Model name for the provider.", "MODEL"),
-    Opt("persona", ("--persona",), "Persona id (forge, catalyst, …).", "ID"),
-    Opt("continue_", ("-c", "--continue"), "Resume the latest session of this workspace."),
-    Opt("resume", ("--resume",), "Resume session ID; without ID, list sessions.", "ID", optional=True),
-    Opt("dry_run", ("--dry-run",), "Show what tools would run, run nothing."),
-    Opt("no_mcp", ("--no-mcp",), "Do not start MCP servers."),
-    Opt("fork_session", ("--fork-session",), "With --continue / --resume: start a new session from that one's "
-        "history, leaving it alone (for a session open in another LACA)."),
-    Opt("sandbox", ("--sandbox",), "Sandbox profile for commands: workspace-write (default), read-only or off.",
-        "PROFILE", choices=("workspace-write", "read-only", "off")),
-    Opt("trust", ("--trust",), "Trust this workspace's own MCP servers, rules, tools and context files."),
-    Opt("allow", ("--allow",), "With -p: also allow what matches PATTERN, as a rule file's allowlist line does (a "
-        "command prefix such as 'pytest' or 'npm run test'; tool:NAME for a tool, * in names). Repeatable.",
-        "PATTERN", multiple=True),
-    Opt("permission_mode", ("--permission-mode",), "Start in this mode: ask (default), accept-edits (file writes "
-        "inside the workspace run without asking), plan (nothing that changes anything runs) or auto (also commands "
-        "that need no network and are not dangerous run without asking, in a complete sandbox, each undoable).",
-        "MODE", choices=("ask", "accept-edits", "plan", "auto", "default", "acceptEdits")),
-    Opt("version", ("-v", "--version"), "Print LACA's version and exit."),
-)
-BY_DECL = {decl: opt for opt in OPTIONS for decl in opt.decls}
-
-
-class Arg(NamedTuple):
-    """One argument of a subcommand, as argparse's add_argument takes it."""
-
-    decls: tuple[str, ...]
-    kwargs: dict[str, Any]
-
-
-class Command(NamedTuple):
-    path: tuple[str, ...]  # ("config", "show"): `laca config show`
-    summary: str  # one line, in the root --help's list
-    usage_hint: str = ""  # what follows the path in that list (`CMD … | --jsonl`, `[--all]`)
-    args: tuple[Arg, ...] = ()
-    details: str = ""  # added to the summary in the command's own --help
-
-
+HELP = "LACA: a terminal AI agent that asks before it acts. With no command it starts the REPL (with MESSAGE as " \
+       "its first message), or one turn with -p."
 GROUPS = {"policy": "Inspect the permission policy.", "config": "Create or inspect the configuration.",
           "audit": "Check a workspace's audit log of tool calls, or judge its commands again."}
-_WORKSPACE = Arg(("--workspace",), {"metavar": "PATH", "help": "The workspace whose log to read (default: here)."})
 
-COMMANDS: tuple[Command, ...] = (
-    Command(("policy", "check"), "How each command is classified (safe / needs_confirm / dangerous) and why.",
-            "CMD … | --jsonl", (
-                Arg(("commands",), {"nargs": "*", "metavar": "CMD", "help": "Commands to classify (quote each one)."}),
-                Arg(("--jsonl",), {"action": "store_true",
-                                   "help": 'Read lines {"cmd": "…"} on stdin, write one JSON line each.'})),
-            details="Also what a session here would do with it under the same rule files (allowlist, "
-            "~/.config/laca/rules.yaml, a trusted .laca/rules.yaml)."),
-    Command(("config", "init"), "Write a commented user config file (in the XDG config folder).", "[--force]", (
-        Arg(("--force",), {"action": "store_true", "help": "Overwrite an existing user config."}),)),
-    Command(("config", "show"), "Print the effective config with each value's source (keys masked).", "[--all]", (
-        Arg(("--all",), {"action": "store_true", "dest": "all_providers",
-                         "help": "List every provider's settings, not only the active one's."}),)),
-    Command(("audit", "verify"), "Check that the workspace's audit log is unchanged (exit 1 naming the first "
-            "changed line).", "[--workspace PATH]", (_WORKSPACE,),
-            details="Every record carries the hash of the one before and of itself."),
-    Command(("audit", "replay"), "Judge every recorded command again under today's policy and rule files; list "
-            "those decided differently now.", "[--since DATE]", (
-                Arg(("--since",), {"metavar": "DATE", "help": "Only calls from DATE on (YYYY-MM-DD or "
-                                                              "YYYY-MM-DDTHH:MM, UTC)."}), _WORKSPACE)),
-    Command(("doctor",), "What the command sandbox can set up here, and whether the provider works end to end.",
-            details="The sandbox's parts and settings; then the provider, key, address, whether the server answers, "
-            "lists the model, makes a tool call round trip and (for a local server) serves the context window it "
-            "claims. The provider check sends three small requests."),
-)
-NAMES = {command.path[0] for command in COMMANDS}
+# The root options, in the order --help lists them.
+Prompt = Annotated[Optional[str], typer.Option(
+    "-p", "--print", metavar="PROMPT", show_default=False,
+    help="Run one turn with this prompt ('-' reads stdin), print the answer, exit.")]
+OutputFormat = Annotated[Literal["text", "json", "stream-json"], typer.Option(
+    "--output-format", metavar="FORMAT", help="With -p: text (default), json or stream-json.")]
+ConfigFile = Annotated[Optional[str], typer.Option(
+    "--config", metavar="FILE", help="Extra config file, layered above the workspace one.")]
+Provider = Annotated[Optional[str], typer.Option(
+    "--provider", metavar="NAME", help="Provider key from llm_settings (openai, anthropic, ollama, …).")]
+Model = Annotated[Optional[str], typer.Option("--model", metavar="MODEL", help="Model name for the provider.")]
+Persona = Annotated[Optional[str], typer.Option("--persona", metavar="ID", help="Persona id (forge, catalyst, …).")]
+Continue = Annotated[bool, typer.Option("-c", "--continue", help="Resume the latest session of this workspace.")]
+Resume = Annotated[Optional[str], typer.Option(
+    "--resume", metavar="[ID]", help="Resume session ID; without ID, list sessions.")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Show what tools would run, run nothing.")]
+NoMcp = Annotated[bool, typer.Option("--no-mcp", help="Do not start MCP servers.")]
+ForkSession = Annotated[bool, typer.Option(
+    "--fork-session", help="With --continue / --resume: start a new session from that one's history, leaving it "
+    "alone (for a session open in another LACA).")]
+Sandbox = Annotated[Optional[Literal["workspace-write", "read-only", "off"]], typer.Option(
+    "--sandbox", metavar="PROFILE", help="Sandbox profile for commands: workspace-write (default), read-only or off.")]
+Trust = Annotated[bool, typer.Option(
+    "--trust", help="Trust this workspace's own MCP servers, rules, tools and context files.")]
+Allow = Annotated[Optional[list[str]], typer.Option(
+    "--allow", metavar="PATTERN", help="With -p: also allow what matches PATTERN, as a rule file's allowlist line "
+    "does (a command prefix such as 'pytest' or 'npm run test'; tool:NAME for a tool, * in names). Repeatable.")]
+PermissionMode = Annotated[Optional[Literal["ask", "accept-edits", "plan", "auto", "default", "acceptEdits"]],
+                           typer.Option(
+    "--permission-mode", metavar="MODE", help="Start in this mode: ask (default), accept-edits (file writes inside "
+    "the workspace run without asking), plan (nothing that changes anything runs) or auto (also commands that need "
+    "no network and are not dangerous run without asking, in a complete sandbox, each undoable).")]
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
+    try:
+        return package_version("laca")
+    except PackageNotFoundError:
+        return "(not installed; run from a source tree)"
 
 
-def command_start(argv: list[str]) -> int | None:
+def _version(value: bool) -> None:
+    if value:
+        print(f"laca {version()}")
+        raise typer.Exit(0)
+
+
+def _completion(show: bool) -> Callable[[typer.Context, Any, Optional[str]], None]:
+    """typer's own --show-completion / --install-completion, with an optional SHELL (detected without one)."""
+    def callback(ctx: typer.Context, param: Any, value: Optional[str]) -> None:
+        if value is None or ctx.resilient_parsing:
+            return
+        if value and value not in SHELLS:
+            raise typer.BadParameter(f"{value!r} is not a shell LACA completes in: name one of {', '.join(SHELLS)}, "
+                                     "or none for the shell this runs in", ctx, param)
+        from typer import completion
+
+        completion.completion_init()
+        (completion.show_callback if show else completion.install_callback)(ctx, param, value or True)
+    return callback
+
+
+Version = Annotated[bool, typer.Option("-v", "--version", is_eager=True, callback=_version,
+                                       help="Print LACA's version and exit.")]
+InstallCompletion = Annotated[Optional[str], typer.Option(
+    "--install-completion", metavar="[SHELL]", is_eager=True, expose_value=False, callback=_completion(False),
+    help="Install Tab completion for SHELL (bash, zsh, fish, powershell; without SHELL, the shell this runs in), "
+         "then exit.")]
+ShowCompletion = Annotated[Optional[str], typer.Option(
+    "--show-completion", metavar="[SHELL]", is_eager=True, expose_value=False, callback=_completion(True),
+    help="Print the completion script for SHELL (without SHELL, the shell this runs in), to copy it or customise "
+         "the installation.")]
+
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+#: Options whose value may be left out (`--resume` alone lists sessions): without a value they read as "".
+OPTIONAL_VALUE = frozenset({"--resume", "--install-completion", "--show-completion"})
+
+# The subcommands' arguments.
+Commands = Annotated[Optional[list[str]], typer.Argument(
+    metavar="CMD", show_default=False, help="Commands to classify (quote each one).")]
+Jsonl = Annotated[bool, typer.Option("--jsonl", help='Read lines {"cmd": "…"} on stdin, write one JSON line each.')]
+Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing user config.")]
+AllProviders = Annotated[bool, typer.Option(
+    "--all", help="List every provider's settings, not only the active one's.")]
+Workspace = Annotated[Optional[str], typer.Option(
+    "--workspace", metavar="PATH", help="The workspace whose log to read (default: here).")]
+Since = Annotated[Optional[str], typer.Option(
+    "--since", metavar="DATE", help="Only calls from DATE on (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC).")]
+
+
+def with_optional_values(argv: list[str]) -> list[str]:
+    """`--resume` followed by nothing or by another option is `--resume=` (the parser needs every value given)."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        bare = arg in OPTIONAL_VALUE and (i + 1 == len(argv) or argv[i + 1].startswith("-") and argv[i + 1] != "-")
+        out.append(f"{arg}=" if bare else arg)
+    return out
+
+
+def command_start(argv: list[str], takes_value: set[str], names: set[str]) -> int | None:
     """Where a subcommand starts in `argv`: the first word that is neither an option nor an option's value,
     when it names a subcommand (`laca --provider x doctor`). Any other first word begins the REPL's first
-    message (`laca fix the failing test`), and so does everything after `--`."""
+    message (`laca fix the failing test`), and so does everything after `--`. `takes_value`: the options that
+    take a value (`--provider=x` is one word); `names`: the subcommands."""
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
             return None
         if arg.startswith("-") and arg != "-":
-            opt = BY_DECL.get(arg)  # `--provider=x` and unknown options are one word
-            takes_next = opt is not None and opt.takes_value and i + 1 < len(argv) and \
-                not (opt.optional and argv[i + 1].startswith("-"))
-            i += 2 if takes_next else 1
+            i += 2 if arg in takes_value else 1
             continue
-        return i if arg in NAMES else None
+        return i if arg in names else None
     return None

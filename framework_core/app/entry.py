@@ -1,7 +1,7 @@
 """Process entry point (`laca`, `python run_framework.py`): one clear message and an exit code, never a traceback.
 
-`cli.parse` reads the command line (argparse, from the tables in `cli_options.py`); then either a subcommand
-runs or `run_root` starts the REPL or a one-shot turn.
+`cli.parse` reads the command line (the typer app in `cli.py`); then either a subcommand runs or `run_root`
+starts the REPL or a one-shot turn.
 Exit codes: 0 ok, 1 runtime error, 2 usage or config error, 130 interrupted.
 """
 
@@ -32,16 +32,6 @@ def run_root(values: dict[str, Any]) -> int:
                               fork=bool(values.get("fork_session")), message=message,
                               allow=list(values.get("allow") or []),
                               permission_mode=values.get("permission_mode")))
-
-
-def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as package_version
-
-    try:
-        return package_version("laca")
-    except PackageNotFoundError:
-        return "(not installed; run from a source tree)"
 
 
 def check_combinations(values: dict[str, Any], fmt: str) -> None:
@@ -86,7 +76,7 @@ def guarded(fn: Callable[[], Any]) -> int:
         return exc.exit_code
     except (KeyboardInterrupt, EOFError):
         return 130
-    except SystemExit as exc:  # --help
+    except SystemExit as exc:  # shell completion answered
         return exc.code if isinstance(exc.code, int) else 0
     except Exception as exc:  # a bug
         print(f"laca: internal error: {type(exc).__name__}: {exc}. Please report it.", file=sys.stderr)
@@ -98,9 +88,8 @@ def dispatch(argv: list[str]) -> int:
     from framework_core.app.cli import overrides, parse
 
     parsed = parse(argv)
-    if parsed.values["version"]:
-        print(f"laca {version()}")
-        return 0
+    if isinstance(parsed, int):  # --help, --version, shell completion: done while parsing
+        return parsed
     try:
         if parsed.command is not None:
             return parsed.command(parsed.args, overrides(parsed.values))

@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Any, Mapping
 from framework_core.config.dirs import user_config_path
 from framework_core.errors import ConfigError
 from framework_core.config.shipped import CONFIG_NAME, CONTEXT_NAME, shipped_dir
-from framework_core.config.load_errors import at_key, explain, key_path, pydantic_error
-from framework_core.config.yaml_load import YamlDoc, line_of, load_yaml_mapping
 
-__all__ = ["LoadedConfig", "Overrides", "load_config", "line_of", "read_yaml_file", "resolve_api_key"]
+__all__ = ["LoadedConfig", "Overrides", "load_config", "read_yaml_file", "resolve_api_key"]
 
-if TYPE_CHECKING:  # pydantic is heavy: the models load only when a config is validated
+# `Overrides` is imported before the REPL draws its prompt; the readers and the error translator (and pydantic,
+# heavy, for the models) load only when a config is read.
+if TYPE_CHECKING:
     from typing import Callable
 
     from framework_core.config.models import FrameworkConfig
+    from framework_core.config.yaml_load import YamlDoc
     from framework_core.config.trust import TrustDecision
     from framework_core.config.trust_files import WorkspaceFiles
 
@@ -71,6 +72,8 @@ class LoadedConfig:
 
 def read_yaml_file(path: Path) -> tuple[dict[str, Any], Any]:
     """Parse a YAML mapping; return (data, node) where the node gives line numbers for later errors."""
+    from framework_core.config.yaml_load import load_yaml_mapping
+
     doc = load_yaml_mapping(path, what="config file")
     return doc.data, doc.node
 
@@ -116,6 +119,7 @@ def _source_of(sources: dict[tuple[str, ...], str], loc: tuple[Any, ...]) -> str
 
 def blame(exc: Any, docs: dict[str, YamlDoc], sources: dict[tuple[str, ...], str]) -> ConfigError:
     """A ConfigError for a pydantic ValidationError, blaming the layer that set the bad value."""
+    from framework_core.config.load_errors import explain, key_path, pydantic_error
     from framework_core.config.models import FrameworkConfig
 
     err = exc.errors()[0]
@@ -166,6 +170,8 @@ def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
                  files: "WorkspaceFiles") -> dict[str, YamlDoc]:
     """Merge the file layers in order; the workspace's own file (its text as read once, `files`) passes
     through `gate` (workspace trust)."""
+    from framework_core.config.yaml_load import load_yaml_mapping
+
     docs: dict[str, YamlDoc] = {}
     for label, path in config_layers(workspace, overrides):
         if label == "workspace":
@@ -183,7 +189,7 @@ def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
     return docs
 
 
-def _workspace_layer(files: "WorkspaceFiles") -> YamlDoc | None:
+def _workspace_layer(files: "WorkspaceFiles") -> "YamlDoc | None":
     from framework_core.config.trust_files import CONFIG
     from framework_core.config.yaml_load import as_mapping, parse_yaml
 
@@ -231,6 +237,8 @@ def _trust_gate(workspace: Path, overrides: Overrides, data: dict[str, Any], giv
 
 def _unknown_provider(cfg: "FrameworkConfig", docs: dict[str, YamlDoc],
                       sources: dict[tuple[str, ...], str]) -> ConfigError:
+    from framework_core.config.load_errors import at_key
+
     valid = ", ".join(sorted(cfg.llm_settings)) or "(none configured)"
     msg = f"unknown provider '{cfg.llm_provider}'. Valid providers: {valid}"
     label = sources.get(("llm_provider",))

@@ -7,7 +7,6 @@ import subprocess
 import tempfile
 from typing import TYPE_CHECKING
 
-from rich.table import Table
 from rich.text import Text
 
 from framework_core.errors import LacaError
@@ -35,6 +34,8 @@ class Commands:
 
     # -- session ------------------------------------------------------------------------------
     def help(self, arg: str) -> None:
+        from rich.table import Table  # here, not at the top: the REPL imports this module before its prompt
+
         from framework_core.ui.slash import TOPICS, all_commands
 
         commands = all_commands(self.facade)
@@ -124,6 +125,8 @@ class Commands:
         self.say(self.facade.compact())
 
     def context(self, arg: str) -> None:
+        from rich.table import Table
+
         table = Table("document", "kind", "source", "≈tokens", box=None)
         total = 0
         for doc in self.facade.documents():

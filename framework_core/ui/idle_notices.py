@@ -18,9 +18,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Callable
 
-from framework_core.core.events import Notice
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # only named in annotations: the REPL imports this module before its prompt
+    from framework_core.core.events import Notice
     from framework_core.core.facade import Facade
 
 

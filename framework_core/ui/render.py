@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
 from framework_core.wording import STOPPED, STOPPED_HERE
-from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, CoreEvent,
-                                   ModelRequestStarted, Notice, RetryScheduled, ToolCallFinished, ToolCallQueued,
-                                   ToolCallStarted, ToolOutputChunk, TurnFinished)
-from framework_core.lial_core import ToolResult
 from framework_core.ui.safe_text import visible, visible_output_line
 from framework_core.wording import plural
+
+if TYPE_CHECKING:  # the events are only named in annotations; the REPL imports this module before its prompt
+    from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta,
+                                            CoreEvent, ModelRequestStarted, Notice, RetryScheduled, ToolCallFinished,
+                                            ToolCallQueued, ToolCallStarted, ToolOutputChunk, TurnFinished)
+    from framework_core.lial_core import ToolResult
 
 NOTICE_STYLE = {"info": "laca.info", "warning": "laca.warn", "error": "laca.err"}
 STATUS_MARK = {"success": ("✓", "laca.ok"), "error": ("✗", "laca.err"), "declined_by_user": ("⊘", "laca.warn"),

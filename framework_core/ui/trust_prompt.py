@@ -78,10 +78,12 @@ def review_workspace(workspace: Path, overrides: "Overrides", console: Console, 
                      pt_output: Any = None, guard_s: float | None = None) -> None:
     """Ask about new or changed additions; a yes is remembered, a no leaves them out of this session.
     `guard_s`: how long keys typed before the question are ignored (ui/keys.py's default when None)."""
+    if overrides.trust or not brings_anything(workspace):  # nothing to ask: nothing more is imported before the prompt
+        return
     from framework_core.config.trust import default_store, trusted_by_user_config
     from framework_core.ui.keys import DEFAULT_GUARD_S, ask_key
 
-    if overrides.trust or not brings_anything(workspace) or trusted_by_user_config(workspace):
+    if trusted_by_user_config(workspace):
         return  # the config load trusts and records them
     from framework_core.config.trust_files import WorkspaceFiles
 

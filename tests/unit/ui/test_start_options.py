@@ -6,86 +6,131 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from framework_core.core.approval import ScriptedApprover
-from framework_core.app.cli import HANDLERS, UsageError, parse
-from framework_core.app.cli_options import COMMANDS, OPTIONS, Command, Opt
+from framework_core.app import subcommands
+from framework_core.app.cli import Parsed, UsageError, command, parse
+from framework_core.app.startup import allow_rules, pick_provider
 from framework_core.config.load import Overrides, load_config
+from framework_core.core.approval import ScriptedApprover
+from framework_core.core.session import find_session_by_prefix
 from framework_core.errors import ConfigError
 from framework_core.lial_core import ToolRequest
-from framework_core.app.startup import allow_rules, pick_provider
-from framework_core.core.session import find_session_by_prefix
 from framework_core.teps import TEPSEngine
+
+EAGER = {"version", "install_completion", "show_completion", "help"}  # they act while parsing, and exit
+ROOT_OPTIONS = [p for p in command().params if p.name not in EAGER]
+HANDLERS = {("policy", "check"): subcommands.policy_check, ("config", "init"): subcommands.config_init,
+            ("config", "show"): subcommands.config_show, ("audit", "verify"): subcommands.audit_verify,
+            ("audit", "replay"): subcommands.audit_replay, ("doctor",): subcommands.doctor}
+
+
+def values(argv: list[str]) -> dict:
+    parsed = parse(argv)
+    assert isinstance(parsed, Parsed)
+    return parsed.values
 
 
 def test_words_after_the_options_are_the_first_message() -> None:
     parsed = parse(["--provider", "anthropic", "fix", "the failing test"])
-    assert parsed.command is None and parsed.values["message"] == "fix the failing test"
-    assert parsed.values["provider"] == "anthropic"
-    assert parse(["fix", "--model", "m", "it"]).values["message"] == "fix it"  # options may come between words
-    assert parse(["--", "-p is in my message"]).values["message"] == "-p is in my message"
-    after = parse(["fix", "--", "--provider", "x"]).values
+    assert isinstance(parsed, Parsed) and parsed.command is None
+    assert parsed.values["message"] == "fix the failing test" and parsed.values["provider"] == "anthropic"
+    assert values(["fix", "--model", "m", "it"])["message"] == "fix it"  # options may come between words
+    assert values(["--", "-p is in my message"])["message"] == "-p is in my message"
+    after = values(["fix", "--", "--provider", "x"])
     assert after["message"] == "fix --provider x" and after["provider"] is None  # after --, words only
-    assert parse(["fix", "policy"]).command is None  # only a first word names a subcommand
-    assert parse(["--", "doctor"]).values["message"] == "doctor"
+    assert values(["fix", "policy"])["message"] == "fix policy"  # only a first word names a subcommand
+    assert values(["--", "doctor"])["message"] == "doctor"
 
 
-def option_argv(opt: Opt) -> tuple[list[str], object]:
+def option_argv(opt: Any) -> tuple[list[str], object]:
     """A command line giving `opt`, and the value it should parse to."""
-    if not opt.takes_value:
-        return [opt.decls[-1]], True
-    value = opt.choices[-1] if opt.choices else "v1"
-    return [opt.decls[-1], value], [value] if opt.multiple else value
+    if opt.is_flag:
+        return [opt.opts[-1]], True
+    choices = opt.type_descriptor.choices
+    value = choices[-1] if choices else "v1"
+    return [opt.opts[-1], value], [value] if opt.multiple else value
 
 
-@pytest.mark.parametrize("opt", OPTIONS, ids=lambda o: o.decls[-1])
-def test_every_root_option_parses_to_its_value(opt: Opt) -> None:
+@pytest.mark.parametrize("opt", ROOT_OPTIONS, ids=lambda o: o.opts[-1])
+def test_every_root_option_parses_to_its_value(opt: Any) -> None:
     argv, want = option_argv(opt)
-    values = parse([*argv, "--no-mcp"] if opt.dest != "no_mcp" else argv).values
-    assert values[opt.dest] == want and all(values[o.dest] in (None, False, "text") for o in OPTIONS
-                                             if o.dest not in (opt.dest, "no_mcp"))
+    got = values([*argv, "--no-mcp"] if opt.name != "no_mcp" else argv)
+    assert got[opt.name] == want and all(got[o.name] in (None, False, "text") for o in ROOT_OPTIONS
+                                         if o.name not in (opt.name, "no_mcp"))
 
 
-def test_short_forms_defaults_and_repeats() -> None:
-    values = parse(["-c", "-p", "-", "-v"]).values
-    assert values["continue_"] is True and values["prompt"] == "-" and values["version"] is True
-    assert parse([]).values["output_format"] == "text" and parse([]).values["allow"] is None
-    assert parse(["--allow", "pytest", "--allow", "npm run test"]).values["allow"] == ["pytest", "npm run test"]
-    assert parse(["--resume"]).values["resume"] == ""  # no ID: list the sessions
-    assert parse(["--resume", "-p", "x"]).values["resume"] == ""
-    assert parse(["--resume", "ab12", "fix"]).values == {**parse(["fix"]).values, "resume": "ab12"}
-    assert parse(["--output-format=json", "-p", "x"]).values["output_format"] == "json"
-    assert parse(["--print=-x is odd"]).values["prompt"] == "-x is odd"
+def test_short_forms_defaults_and_repeats(capsys: pytest.CaptureFixture[str]) -> None:
+    got = values(["-c", "-p", "-"])
+    assert got["continue_"] is True and got["prompt"] == "-"
+    assert values([])["output_format"] == "text" and values([])["allow"] is None
+    assert values(["--allow", "pytest", "--allow", "npm run test"])["allow"] == ["pytest", "npm run test"]
+    assert values(["--resume"])["resume"] == ""  # no ID: list the sessions
+    assert values(["--resume", "-p", "x"])["resume"] == ""
+    assert values(["--resume", "ab12", "fix"]) == {**values(["fix"]), "resume": "ab12"}
+    assert values(["--output-format=json", "-p", "x"])["output_format"] == "json"
+    assert values(["--print=-x is odd"])["prompt"] == "-x is odd"
+    assert values(["-p", "-x is odd"])["prompt"] == "-x is odd"  # a value may start with -
+    assert parse(["-c", "-v"]) == 0 and capsys.readouterr().out.startswith("laca ")  # --version acts at once
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c.path))
-def test_every_subcommand_reaches_its_handler(command: Command) -> None:
-    parsed = parse(["--provider", "anthropic", *command.path])
-    assert parsed.command is HANDLERS[command.path] and parsed.values["provider"] == "anthropic"
+def test_parsing_imports_no_pydantic() -> None:
+    """typer would coerce each value through a pydantic TypeAdapter: 60-90 ms before the REPL's prompt."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from framework_core.app.cli import parse; "
+            "parse(['--sandbox', 'off', '--allow', 'pytest', '-c', 'fix', 'it']); print(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('pydantic', 'rich', 'yaml')))")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+def test_the_tables_name_every_subcommand() -> None:
+    def paths(cmd: Any, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+        if not hasattr(cmd, "list_commands"):
+            return {prefix}
+        return {p for name in cmd.list_commands(None) for p in paths(cmd.get_command(None, name), (*prefix, name))}
+    assert paths(command()) == set(HANDLERS)
+
+
+@pytest.mark.parametrize("path", HANDLERS, ids=" ".join)
+def test_every_subcommand_reaches_its_handler(path: tuple[str, ...]) -> None:
+    parsed = parse(["--provider", "anthropic", *path])
+    assert isinstance(parsed, Parsed)
+    assert parsed.command is HANDLERS[path] and parsed.values["provider"] == "anthropic"
 
 
 def test_subcommand_arguments() -> None:
-    assert parse(["config", "show", "--all"]).args.all_providers is True  # type: ignore[union-attr]
-    assert parse(["config", "init", "--force"]).args.force is True  # type: ignore[union-attr]
-    check = parse(["policy", "check", "ls -la", "rm -rf ~", "--jsonl"]).args
-    assert check.commands == ["ls -la", "rm -rf ~"] and check.jsonl is True  # type: ignore[union-attr]
+    def args(argv: list[str]) -> dict:
+        parsed = parse(argv)
+        assert isinstance(parsed, Parsed)
+        return parsed.args
+    assert args(["config", "show", "--all"])["all_providers"] is True
+    assert args(["config", "init", "--force"])["force"] is True
+    assert args(["policy", "check", "ls -la", "rm -rf ~", "--jsonl"]) == {"commands": ["ls -la", "rm -rf ~"],
+                                                                          "jsonl": True}
+    assert args(["audit", "replay", "--since", "2026-01-01"]) == {"since": "2026-01-01", "workspace": None}
+    group = parse(["config"])
+    assert isinstance(group, Parsed) and group.command is subcommands.group_help and "show" in group.args["help"]
+    assert group.args["help"].startswith("Usage: laca config") and "completion" not in group.args["help"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--bogus"], "unrecognized arguments: --bogus. See laca --help."),
-    (["-p"], "argument -p/--print: expected one argument (a value that starts with - is given with =, as in "
-             "--print=-x). See laca --help."),
-    (["--provider"], "argument --provider: expected one argument (a value that starts with - is given with =, "
-                     "as in --provider=-x). See laca --help."),
-    (["--output-format", "yaml"], "argument --output-format: invalid choice: 'yaml'"),
-    (["--permission-mode", "yolo"], "argument --permission-mode: invalid choice: 'yolo'"),
-    (["--prov", "x"], "unrecognized arguments: --prov. See laca --help."),  # no abbreviations: a typo is not guessed
-    (["--trust=yes"], "argument --trust: ignored explicit argument 'yes'"),
-    (["config", "show", "--bogus"], "config show: unrecognized arguments: --bogus. See laca config show --help."),
-    (["config", "nope"], "config: argument COMMAND: invalid choice: 'nope'"),
-    (["doctor", "extra"], "doctor: unrecognized arguments: extra. See laca doctor --help."),
+    (["--bogus"], "No such option: --bogus. See laca --help."),
+    (["-p"], "Option '-p' requires an argument. See laca --help."),
+    (["--provider"], "Option '--provider' requires an argument. See laca --help."),
+    (["--output-format", "yaml"], "Invalid value for '--output-format': 'yaml' is not one of 'text', 'json', "
+                                  "'stream-json'. See laca --help."),
+    (["--permission-mode", "yolo"], "Invalid value for '--permission-mode': 'yolo' is not one of"),
+    (["--prov", "x"], "No such option: --prov (Possible options: --persona, --print, --provider)"),  # not guessed
+    (["--trust=yes"], "Option '--trust' does not take a value. See laca --help."),
+    (["config", "show", "--bogus"], "config show: No such option: --bogus. See laca config show --help."),
+    (["config", "nope"], "config: No such command 'nope'. See laca config --help."),
+    (["doctor", "extra"], "doctor: Got unexpected extra argument(s) (extra). See laca doctor --help."),
 ])
 def test_usage_errors_name_the_problem_and_the_help(argv: list[str], message: str) -> None:
     with pytest.raises(UsageError) as caught:
