@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Callable, Iterator
@@ -26,8 +27,27 @@ def fake_anthropic() -> Iterator[FakeAnthropicServer]:
         yield server
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Keep each phase's report on the test, so the `spawn` fixture knows at teardown whether the test failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+def _stacks_of(child: pexpect.spawn) -> str:
+    """A LACA that a failed test left running: its threads' stacks (faulthandler, on SIGABRT) and its last output,
+    so a hang says where it hung."""
+    try:
+        os.kill(child.pid, signal.SIGABRT)
+        child.expect(pexpect.EOF, timeout=5)
+    except (OSError, pexpect.ExceptionPexpect):
+        pass
+    return str(child.before)[-20000:]
+
+
 @pytest.fixture
-def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
+def spawn(request: pytest.FixtureRequest, workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
           fake_anthropic: FakeAnthropicServer) -> Iterator[Callable[..., pexpect.spawn]]:
     """LACA in a pseudo-terminal. The typeahead guard is off: a key sent once a question is on screen reaches it
     (nothing on screen says when a guard's time is up; tests/unit/ui/test_approval_prompt.py tests the guard)."""
@@ -41,7 +61,8 @@ def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
         full.update({"OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": "k",
                      "ANTHROPIC_BASE_URL": fake_anthropic.base_url, "ANTHROPIC_API_KEY": "k", "TERM": "xterm",
                      "LACA_TYPEAHEAD_GUARD_S": "0", "COLUMNS": "120", "LINES": "40",
-                     "PROMPT_TOOLKIT_NO_CPR": "1"})  # pexpect does not answer cursor position requests
+                     "PROMPT_TOOLKIT_NO_CPR": "1",  # pexpect does not answer cursor position requests
+                     "PYTHONFAULTHANDLER": "1"})  # a failed test's LACA shows its threads' stacks (_stacks_of)
         full.pop("NO_COLOR", None)
         full.update(env or {})
         chosen = ["--provider", provider] if provider else []  # "": the provider LACA picks itself
@@ -53,6 +74,10 @@ def spawn(workspace: Path, isolated_env: Path, fake_openai: FakeOpenAIServer,
         return child
 
     yield start
+    failed = getattr(request.node, "report_call", None)
     for child in children:
+        if child.isalive() and failed is not None and failed.failed:
+            sys.stderr.write(f"\n--- LACA (pid {child.pid}) left running by the failed test: its stacks ---\n"
+                             + _stacks_of(child) + "\n")
         if child.isalive():
             child.terminate(force=True)
