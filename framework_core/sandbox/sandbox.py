@@ -3,7 +3,8 @@
 `Sandbox.launch(...)` gives the executor the argv prefix and file descriptors for one command and cleans up
 after it. Which workspace mode a command gets follows the policy's decision (see `plan.py`): Safe commands
 see the workspace read-only; commands that may write get the overlay (or, where the file system cannot be
-overlaid, the workspace itself with its control paths read-only); the network only when asked for.
+overlaid, the workspace itself with its control paths read-only); the network only when asked for. What a
+command sees of the home is `home_setup.py`'s; what a long-running server's sandbox adds, `server_mounts.py`'s.
 """
 
 from __future__ import annotations
@@ -18,15 +19,16 @@ from pathlib import Path
 from typing import Callable, Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
-from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
+from framework_core.sandbox.hidden import HOME_SECRETS, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView
 from framework_core.sandbox.home_setup import CACHE_S, HomeSetup, install_paths
 from framework_core.sandbox.reuse import Spare, overlay_pristine
 from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, SecretScan, sanitised_copy
-from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
+from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
+from framework_core.sandbox.server_mounts import root_mounts, seccomp_file
 from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
 
 Profile = Literal["workspace-write", "read-only", "off"]
@@ -238,14 +240,14 @@ class Sandbox:
         wait for it to exit: no overlay, no undo; the trust question says so), the same home as a command's
         (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches; the servers' own caches,
         which commands cannot write), the folders of its
-        `roots:` setting with the workspace's access (see `_root_mounts`), and the network unless the server's
+        `roots:` setting with the workspace's access (see `server_mounts.py`), and the network unless the server's
         settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
             return ()
         protected = self._protected(control_paths(self.workspace, self.protected_extra))
         hidden = self._hidden()
-        filter_file = self._seccomp_file()
+        filter_file = seccomp_file(self._runtime_dir())
         writable = write and not self.workspace_is_home and self.profile != "read-only"
         plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if writable else "read-only",
                            network,
@@ -253,39 +255,13 @@ class Sandbox:
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
                            run_dirs=_run_dirs(), reexposed=install_paths(self.home),
                            masks=self._secret_masks(self._runtime_dir)[1],
-                           **self._root_mounts(self._homes.plan(self._homes.view(servers=True), ""), roots,
-                                               writable))
+                           **root_mounts(self._homes.plan(self._homes.view(servers=True), ""), roots, writable,
+                                         home=self.home, secrets=hidden_paths(self.home, self.hidden_extra,
+                                                                              self.laca_dirs, HOME_SECRETS)))
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
         if filter_file is None:
             return tuple(argv)
         return ("sh", "-c", f'exec "$@" {SERVER_SECCOMP_FD}<"$0"', str(filter_file), *argv)
-
-    def _root_mounts(self, home_plan: dict, roots: tuple[Path, ...], write: bool) -> dict:
-        """A server's roots (a grant the trust question showed) with the workspace's access: bound writable with
-        `write`; else only those inside the empty home need a read-only bind (the rest of the host is read-only
-        already). Never a root that is, holds or lies in a credential path or LACA's own folders, nor one that
-        holds the home (it would undo the home's allowlist)."""
-        secrets = hidden_paths(self.home, self.hidden_extra, self.laca_dirs, HOME_SECRETS)
-        home = os.path.realpath(self.home)
-        granted = [str(r) for r in roots if r.is_dir() and not _near_hidden(r, secrets)
-                   and not (home + "/").startswith(str(r).rstrip("/") + "/")]
-        if write:
-            return {**home_plan, "writable": tuple(granted)}
-        if home_plan:
-            inside = tuple(HomeBind(r, r) for r in granted if r.startswith(home_plan["home"].rstrip("/") + "/"))
-            return {**home_plan, "home_mounts": home_plan["home_mounts"] + inside}
-        return home_plan
-
-    def _seccomp_file(self) -> Path | None:
-        from framework_core.sandbox.seccomp import filter_for
-
-        prog = filter_for()
-        if prog is None:
-            return None
-        path = self._runtime_dir() / "seccomp.bpf"
-        if not path.exists():
-            path.write_bytes(prog)
-        return path
 
     def discard(self, launch: Launch) -> None:
         """Drop an overlay's scratch directory once its change set has been applied or declined; one left as new
@@ -403,8 +379,3 @@ def _run_dirs() -> tuple[str, ...]:
     """/run, and /var/run where it is a folder of its own rather than a link to /run."""
     extra = ("/var/run",) if os.path.isdir("/var/run") and not os.path.islink("/var/run") else ()
     return ("/run", *extra)
-
-
-def _near_hidden(root: Path, hidden: list[Hidden]) -> bool:
-    """A root that is, holds or lies in a hidden credential path is not bound: it would uncover the hidden."""
-    return any(root == Path(h.path) or root in Path(h.path).parents or Path(h.path) in root.parents for h in hidden)
