@@ -3,7 +3,8 @@
 `Sandbox.launch(...)` gives the executor the argv prefix and file descriptors for one command and cleans up
 after it. Which workspace mode a command gets follows the policy's decision (see `plan.py`): Safe commands
 see the workspace read-only; commands that may write get the overlay (or, where the file system cannot be
-overlaid, the workspace itself with its control paths read-only); the network only when asked for.
+overlaid, the workspace itself with its control paths read-only); the network only when asked for. What a
+command sees of the home is `home_setup.py`'s; what a long-running server's sandbox adds, `server_mounts.py`'s.
 """
 
 from __future__ import annotations
@@ -18,20 +19,20 @@ from pathlib import Path
 from typing import Callable, Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
-from framework_core.sandbox.environment import PROXY, offline_env
-from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
-from framework_core.sandbox.home import HomeAllow, HomeView, home_mounts, home_writes, instead, load_allow
-from framework_core.sandbox.reuse import Spare, home_pristine, overlay_pristine
+from framework_core.sandbox.hidden import HOME_SECRETS, hidden_paths
+from framework_core.sandbox.home import HomeAllow, HomeView
+from framework_core.sandbox.home_setup import CACHE_S, HomeSetup, install_paths
+from framework_core.sandbox.reuse import Spare, overlay_pristine
 from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, SecretScan, sanitised_copy
-from framework_core.sandbox.plan import HomeBind, Protected, SandboxPlan, WorkspaceMode, bwrap_argv
+from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
+from framework_core.sandbox.server_mounts import root_mounts, seccomp_file
 from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
 
 Profile = Literal["workspace-write", "read-only", "off"]
 SERVER_SECCOMP_FD = 9  # where `sh` opens the filter file for bubblewrap in a server's wrapper
-CACHE_S = 30.0  # how long the control-path scan and the hidden-path list are reused
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,11 @@ class Sandbox:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _runtime: Path | None = None
     _cache: dict = field(default_factory=dict)
-    _spares: dict[str, Spare] = field(default_factory=lambda: {"home": Spare(), "overlay": Spare()})
+    _spare: Spare = field(default_factory=Spare)  # an overlay's folder left as new, for the next overlay
+    _homes: HomeSetup = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._homes = HomeSetup(self.home, self.workspace, self._runtime_dir, self.home_allow, self.cache_root)
 
     # ---- state ---------------------------------------------------------------------------------------
     @property
@@ -146,7 +151,16 @@ class Sandbox:
             return
         mode = self.mode_for(writes=writes)
         scratches: list[Path] = []  # the command's own folder, made when needed: the overlay's, sanitised copies
+        launch, missing, scratch_home = self._prepare(cwd, mode, network, scratches)
+        try:
+            yield launch
+        finally:
+            self._finish(launch, missing, scratch_home, scratches)
 
+    def _prepare(self, cwd: Path, mode: WorkspaceMode, network: bool,
+                 scratches: list[Path]) -> tuple[Launch, list[Path], Path | None]:
+        """One command's folders, mounts and argv; also the control paths it may create (absent now) and the
+        folder bound as its home, for `_finish`."""
         def scratch() -> Path:
             if not scratches:
                 scratches.append(Path(tempfile.mkdtemp(prefix="cmd-", dir=self._overlay_dir() if mode == "overlay"
@@ -157,47 +171,55 @@ class Sandbox:
         if mode == "overlay":
             upper, work = self._take_overlay(scratches)
         controls = self._controls() if mode != "read-only" else ()
-        protected = tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
-                          if os.path.lexists(self.workspace / c.rel))
+        protected = self._protected(controls)
         missing = [self.workspace / c.rel for c in controls if not os.path.lexists(self.workspace / c.rel)]
         hidden = self._hidden()
-        view = self._home_view()
-        scratch_home = self._take_home(view)
+        view = self._homes.view()
+        scratch_home = self._homes.take(view)
         secrets, masks = self._secret_masks(scratch)
         fd = seccomp_fd()
-        home_plan = self._home_plan(view, str(scratch_home or ""))
+        home_plan = self._homes.plan(view, str(scratch_home or ""))
         plan = SandboxPlan(
             str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
             tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
             str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
-            reexposed=self._reexposed(home_plan), masks=masks,
+            reexposed=self._homes.reexposed(home_plan), masks=masks,
             new_session=False,  # the runner starts it in a new session
             **home_plan)
         launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
                         network, upper, time.time_ns(), controls, home=view, secrets=secrets)
-        try:
-            yield launch
-        finally:
-            if fd is not None:
-                os.close(fd)
-            if view is not None and scratch_home is not None:
-                clean = home_pristine(scratch_home, view)
-                if not clean:
-                    launch.notes.extend(_home_written_note(home_writes(scratch_home, view)))
-                self._keep_home(scratch_home, clean=clean)
-            if mode == "write":  # and the control paths of repositories the command made
-                known = {c.rel for c in controls}
-                made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
-                        if c.rel not in known]
-                made += [self.workspace / rel for rel in changed_since(self.workspace, launch.started_ns)]
-                launch.dropped.extend(remove_created(list(dict.fromkeys(missing + made)), self.workspace,
-                                                      self.protected_extra))
-            if mode != "overlay" and scratches:
-                drop(scratches[0])
+        return launch, missing, scratch_home
+
+    def _finish(self, launch: Launch, missing: list[Path], scratch_home: Path | None, scratches: list[Path]) -> None:
+        """After one command: close its seccomp descriptor, give its home back (noting what it wrote there),
+        remove the control paths it created in write mode, and drop its scratch folder (an overlay's stays until
+        `discard`)."""
+        for fd in launch.pass_fds:
+            os.close(fd)
+        if launch.home is not None and scratch_home is not None:
+            launch.notes.extend(self._homes.give_back(scratch_home, launch.home))
+        if launch.mode == "write":
+            self._drop_created(launch, missing)
+        if launch.mode != "overlay" and scratches:
+            drop(scratches[0])
+
+    def _drop_created(self, launch: Launch, missing: list[Path]) -> None:
+        """Write mode: remove the control paths absent before the command and those of repositories it made."""
+        known = {c.rel for c in launch.protected}
+        made = [self.workspace / c.rel for c in control_paths(self.workspace, self.protected_extra)
+                if c.rel not in known]
+        made += [self.workspace / rel for rel in changed_since(self.workspace, launch.started_ns)]
+        launch.dropped.extend(remove_created(list(dict.fromkeys(missing + made)), self.workspace,
+                                              self.protected_extra))
+
+    def _protected(self, controls: tuple[ControlPath, ...] | list[ControlPath]) -> tuple[Protected, ...]:
+        """The control paths that exist, bound read-only over the workspace."""
+        return tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
+                     if os.path.lexists(self.workspace / c.rel))
 
     def _take_overlay(self, scratches: list[Path]) -> tuple[Path, Path]:
         """An overlay's upper and work folders: those the last overlay left as new (`overlay_pristine`), else new."""
-        spare = self._spares["overlay"].take()
+        spare = self._spare.take()
         if spare is not None and overlay_pristine(spare, self._cache.get("upper-mode", -1)):
             scratches.append(spare)
             return spare / "upper", spare / "work"
@@ -211,36 +233,6 @@ class Sandbox:
         self._cache["upper-mode"] = os.lstat(upper).st_mode
         return upper, work
 
-    def _take_home(self, view: HomeView | None) -> Path | None:
-        """The folder bound as a command's home: the one the last command left exactly as new (`home_pristine`),
-        else a new one. None when the home is shown as it is (no view)."""
-        if view is None:
-            return None
-        spare = self._spares["home"].take()
-        if spare is not None:
-            if home_pristine(spare, view):
-                return spare
-            drop(spare)
-        return Path(tempfile.mkdtemp(prefix="home-", dir=self._runtime_dir()))
-
-    def _keep_home(self, home: Path, *, clean: bool) -> None:
-        """After a command: a home left as new is kept for the next command (checked again then); any other is
-        thrown away, as is one more than the single spare."""
-        unused = self._spares["home"].keep(home) if clean else home
-        if unused is not None:
-            drop(unused)
-
-    def _reexposed(self, home_plan: dict) -> tuple[str, ...]:
-        """`_reexposed`, found once per CACHE_S, less the folders the home already shows as they are, read-only
-        (a Python under ~/.pyenv when the allowlist shows ~/.pyenv): each mount costs the command's start."""
-        now = time.monotonic()
-        cached = self._cache.get("reexposed")
-        if cached is None or now - cached[0] > CACHE_S:
-            cached = (now, _reexposed(self.home))
-            self._cache["reexposed"] = cached
-        binds = home_plan.get("home_mounts", ())
-        return tuple(p for p in cached[1] if not _shown_as_is(p, binds))
-
     def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False,
                        roots: tuple[Path, ...] = ()) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
@@ -248,56 +240,28 @@ class Sandbox:
         wait for it to exit: no overlay, no undo; the trust question says so), the same home as a command's
         (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches; the servers' own caches,
         which commands cannot write), the folders of its
-        `roots:` setting with the workspace's access (see `_root_mounts`), and the network unless the server's
+        `roots:` setting with the workspace's access (see `server_mounts.py`), and the network unless the server's
         settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
             return ()
-        controls = control_paths(self.workspace, self.protected_extra)
-        protected = tuple(Protected(str(self.workspace / c.rel), c.is_dir, True) for c in controls
-                          if os.path.lexists(self.workspace / c.rel))
+        protected = self._protected(control_paths(self.workspace, self.protected_extra))
         hidden = self._hidden()
-        filter_file = self._seccomp_file()
+        filter_file = seccomp_file(self._runtime_dir())
         writable = write and not self.workspace_is_home and self.profile != "read-only"
         plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if writable else "read-only",
                            network,
                            tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
                            protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
-                           run_dirs=_run_dirs(), reexposed=_reexposed(self.home),
+                           run_dirs=_run_dirs(), reexposed=install_paths(self.home),
                            masks=self._secret_masks(self._runtime_dir)[1],
-                           **self._root_mounts(self._home_plan(self._home_view(servers=True), ""), roots,
-                                               writable))
+                           **root_mounts(self._homes.plan(self._homes.view(servers=True), ""), roots, writable,
+                                         home=self.home, secrets=hidden_paths(self.home, self.hidden_extra,
+                                                                              self.laca_dirs, HOME_SECRETS)))
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
         if filter_file is None:
             return tuple(argv)
         return ("sh", "-c", f'exec "$@" {SERVER_SECCOMP_FD}<"$0"', str(filter_file), *argv)
-
-    def _root_mounts(self, home_plan: dict, roots: tuple[Path, ...], write: bool) -> dict:
-        """A server's roots (a grant the trust question showed) with the workspace's access: bound writable with
-        `write`; else only those inside the empty home need a read-only bind (the rest of the host is read-only
-        already). Never a root that is, holds or lies in a credential path or LACA's own folders, nor one that
-        holds the home (it would undo the home's allowlist)."""
-        secrets = hidden_paths(self.home, self.hidden_extra, self.laca_dirs, HOME_SECRETS)
-        home = os.path.realpath(self.home)
-        granted = [str(r) for r in roots if r.is_dir() and not _near_hidden(r, secrets)
-                   and not (home + "/").startswith(str(r).rstrip("/") + "/")]
-        if write:
-            return {**home_plan, "writable": tuple(granted)}
-        if home_plan:
-            inside = tuple(HomeBind(r, r) for r in granted if r.startswith(home_plan["home"].rstrip("/") + "/"))
-            return {**home_plan, "home_mounts": home_plan["home_mounts"] + inside}
-        return home_plan
-
-    def _seccomp_file(self) -> Path | None:
-        from framework_core.sandbox.seccomp import filter_for
-
-        prog = filter_for()
-        if prog is None:
-            return None
-        path = self._runtime_dir() / "seccomp.bpf"
-        if not path.exists():
-            path.write_bytes(prog)
-        return path
 
     def discard(self, launch: Launch) -> None:
         """Drop an overlay's scratch directory once its change set has been applied or declined; one left as new
@@ -309,7 +273,7 @@ class Sandbox:
         if overlay_pristine(scratch, self._cache.get("upper-mode", -1)):
             try:
                 launch.upper.mkdir(exist_ok=True)
-                unused = self._spares["overlay"].keep(scratch)
+                unused = self._spare.keep(scratch)
             except OSError:
                 pass
         if unused is not None:
@@ -346,6 +310,13 @@ class Sandbox:
             self._cache["home_links"] = cached
         return dict(cached[1])
 
+    def allowlist(self) -> HomeAllow:
+        return self._homes.allowlist()
+
+    def home_description(self) -> list[str]:
+        """Lines for `laca doctor`: what a command sees of the home."""
+        return self._homes.description()
+
     def _controls(self) -> tuple[ControlPath, ...]:
         """Control paths, rescanned at most every CACHE_S: the scan walks the workspace for nested repositories.
         A stale list is safe in overlay mode, where every change is checked against control paths by pattern
@@ -365,84 +336,14 @@ class Sandbox:
         cached = self._cache.get("hidden")
         if cached is None or now - cached[0] > CACHE_S:
             same = os.path.realpath(self.workspace) == os.path.realpath(self.home)
-            secrets = HOME_SECRETS if same or self._home_real() is None else ()
+            secrets = HOME_SECRETS if same or self._homes.real() is None else ()
             found = hidden_paths(self.home, self.hidden_extra, self.laca_dirs, secrets)
-            home = self._home_real()
+            home = self._homes.real()
             if home is not None:  # the empty home hides these already
                 found = [h for h in found if not (h.path + "/").startswith(home.rstrip("/") + "/")]
             cached = (now, found)
             self._cache["hidden"] = cached
         return cached[1]
-
-    # ---- the home ------------------------------------------------------------------------------------
-    def _home_real(self) -> str | None:
-        """The home to replace with an empty one; None where there is none to replace (missing, `/`) or the
-        workspace is the home itself."""
-        home = os.path.realpath(self.home)
-        if home == "/" or not os.path.isdir(home) or home == os.path.realpath(self.workspace):
-            return None
-        return home
-
-    def allowlist(self) -> HomeAllow:
-        if self.home_allow is None:
-            self.home_allow = load_allow()
-        return self.home_allow
-
-    def _home_view(self, servers: bool = False) -> HomeView | None:
-        """The home's mounts (sanitised copies written, caches created), reused for CACHE_S. Servers get caches
-        of their own: a command (no network, no secret) could otherwise plant code in the npx or uv cache that
-        the next `npx -y`/`uvx` server start runs with the network and the server's `env:`."""
-        from framework_core.sandbox.home import ensure_caches, write_config_copies
-
-        home = self._home_real()
-        if home is None:
-            return None
-        now = time.monotonic()
-        key = "home-servers" if servers else "home"
-        cached = self._cache.get(key)
-        if cached is not None and now - cached[0] <= CACHE_S:
-            return cached[1]
-        root = self._cache_root()
-        if servers and root is not None:
-            root = root.with_name(root.name + "-servers")
-        view = ensure_caches(home_mounts(self.allowlist(), Path(home), root))
-        copies_dir = self._runtime_dir() / "home-config"
-        copies_dir.mkdir(exist_ok=True)
-        copies = write_config_copies(view, copies_dir)
-        view = HomeView(view.home, tuple(m if m.kind != "file" else type(m)("file", m.rel, copies[m.rel], m.sanitiser)
-                                         for m in view.mounts if m.kind != "file" or m.rel in copies), view.quiet)
-        self._cache[key] = (now, view)
-        return view
-
-    def _cache_root(self) -> Path | None:
-        if self.cache_root is None:
-            from framework_core.config.dirs import user_cache_dir
-
-            self.cache_root = user_cache_dir() / "sandbox-home"
-        return self.cache_root
-
-    def _home_plan(self, view: HomeView | None, scratch: str) -> dict:
-        if view is None:
-            return {}
-        binds = tuple(HomeBind(m.source, f"{view.home}/{m.rel}", m.kind == "rw") for m in view.mounts)
-        ws = os.path.realpath(self.workspace)
-        return {"home": view.home, "home_source": scratch, "home_mounts": binds, "unset_env": PROXY,
-                "offline_env": offline_env(os.environ),
-                "home_after_workspace": view.home.startswith(ws.rstrip("/") + "/")}
-
-    def home_description(self) -> list[str]:
-        """Lines for `laca doctor`: what a command sees of the home."""
-        view = self._home_view()
-        if view is None:
-            return [f"home {self.home}: shown as it is, read-only, credential locations hidden (the workspace is "
-                    "the home)" if self._home_real() is None and os.path.isdir(self.home) else
-                    f"home {self.home}: not a folder"]
-        out = [f"home {view.home}: an empty folder, thrown away after each command, showing only:"]
-        for kind, label in (("ro", "read-only"), ("file", "copies without credentials"),
-                            ("rw", f"writable caches (LACA's own, in {self._cache_root()})")):
-            names = view.shown(kind)  # type: ignore[arg-type]
-            out.append(f"  {label}: " + (", ".join("~/" + n for n in names) if names else "(none here)"))
-        return out
 
     def _runtime_dir(self) -> Path:
         if self._runtime is None:
@@ -464,8 +365,8 @@ class Sandbox:
         return empty
 
     def close(self) -> None:
-        for spare in self._spares.values():  # they lie in the folders dropped below
-            spare.take()
+        self._spare.take()  # the spares lie in the folders dropped below
+        self._homes.close()
         overlays = self._cache.pop("overlays", None)
         if overlays is not None:
             drop(overlays)
@@ -474,55 +375,7 @@ class Sandbox:
             self._runtime = None
 
 
-PRIVATE_ROOTS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
-
-
-def _home_written_note(paths: list[str]) -> list[str]:
-    if not paths:
-        return []
-    shown = ", ".join("~/" + p for p in paths[:6]) + (" and more" if len(paths) > 6 else "")
-    hints = "".join(f"; instead: {h}" for h in instead(paths))
-    return [f"written to the home, not kept: {shown} (inside the sandbox the home is thrown away after each "
-            f"command; only LACA's caches such as ~/.cache and ~/.npm persist; sandbox.home_caches adds one){hints}"]
-
-
-def _reexposed(home: Path | None = None) -> tuple[str, ...]:
-    """LACA's own install and the Python running it, when they live in a folder each command gets empty (a venv
-    under /tmp, or in the home): read-only, so that the tools LACA itself starts (an MCP server from its venv)
-    are found. In the home only the Python environments and LACA's package are shown, never the rest of a
-    checkout (a `.env` beside it)."""
-    import sys
-
-    install = Path(__file__).resolve().parents[2]
-    pythons = [sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)]
-    real_home = os.path.realpath(home) if home is not None else "/"
-    candidates: list[tuple[str, tuple[str, ...]]] = [(p, PRIVATE_ROOTS) for p in [str(install), *pythons]]
-    if real_home != "/":
-        candidates += [(p, (real_home,)) for p in [*pythons, str(install / "framework_core")]]
-    out = []
-    for path, roots in candidates:
-        path = os.path.realpath(path)
-        if any(path == r or path.startswith(r + "/") for r in roots) and os.path.exists(path):
-            out.append(path if os.path.isdir(path) else os.path.dirname(path))
-    return tuple(dict.fromkeys(out))
-
-
-def _shown_as_is(path: str, binds: tuple[HomeBind, ...]) -> bool:
-    """The home's mounts already show `path` as it is, read-only: the last of them holding it (the one on top)
-    binds the same folder read-only, and none lies inside it (a bind of `path` after them would hide that one)."""
-    holding = [b for b in binds if path == b.dest or path.startswith(b.dest.rstrip("/") + "/")]
-    if not holding or any(b.dest.startswith(path.rstrip("/") + "/") for b in binds):
-        return False
-    top = holding[-1]
-    return not top.writable and top.source == top.dest
-
-
 def _run_dirs() -> tuple[str, ...]:
     """/run, and /var/run where it is a folder of its own rather than a link to /run."""
     extra = ("/var/run",) if os.path.isdir("/var/run") and not os.path.islink("/var/run") else ()
     return ("/run", *extra)
-
-
-def _near_hidden(root: Path, hidden: list[Hidden]) -> bool:
-    """A root that is, holds or lies in a hidden credential path is not bound: it would uncover the hidden."""
-    return any(root == Path(h.path) or root in Path(h.path).parents or Path(h.path) in root.parents for h in hidden)
