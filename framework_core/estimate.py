@@ -1,5 +1,5 @@
 """The one estimate of what a text costs before an API counts it: tokens of a text, a message, the fixed part of
-a request (system prompt and tool definitions); and the size of base64 data, in bytes and in words.
+a request (system prompt and tool definitions); and the size of base64 data.
 
 Compaction (whether the next request fits), the last cut before a request (`core/context_fit.py`), the result
 budget's share of a small window (`tools/result_budget.py`), the context documents' sizes (`/context`) and the
@@ -49,10 +49,3 @@ def base64_size(data: Any) -> int:
     """Bytes that base64 `data` decodes to, without decoding it."""
     text = str(data or "")
     return len(text) * 3 // 4 - text[-2:].count("=")
-
-
-def size_words(n: int) -> str:
-    """A size as a reader takes it in: "512 bytes", "41.3 KB", "2.0 MB"."""
-    if n < 1000:
-        return f"{n} bytes"
-    return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"

@@ -1,5 +1,5 @@
-"""Small helpers for the words LACA shows: counts read "1 line", "2 lines"; hints name the command as the user
-types it."""
+"""Small helpers for the words LACA shows: counts read "1 line", "2 lines"; sizes "41.3 KB"; hints name the command
+as the user types it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,13 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     """`plural(1, "line")` is "1 line"; `plural(3, "line")` is "3 lines"; thousands get separators."""
     word = noun if count == 1 else (many or noun + "s")
     return f"{count:,} {word}"
+
+
+def size_words(n: int) -> str:
+    """A size as a reader takes it in: "512 bytes", "41.3 KB", "2.0 MB" (decimal units)."""
+    if n < 1000:
+        return f"{n:,} bytes"
+    return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
 
 
 def invocation(args: str = "") -> str:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from framework_core.estimate import base64_size, size_words
+from framework_core.estimate import base64_size
+from framework_core.wording import size_words
 from framework_core.lial_core import Message
 
 MAX_REQUEST_IMAGES = 20  # images per request (Anthropic's smaller size limit starts above 20)

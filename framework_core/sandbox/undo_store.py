@@ -30,7 +30,7 @@ from framework_core.sandbox.undo_records import (DamagedEntry, EntryInfo, Record
                                                  digest_fd, quarantine, read_info, read_records,
                                                  verify_blobs)
 from framework_core.sandbox.undo_revert import Conflict, RevertResult, check, landed, restore
-from framework_core.wording import plural
+from framework_core.wording import plural, size_words
 
 __all__ = ["Conflict", "EntryInfo", "RevertResult", "Source", "UndoEntry", "UndoError", "UndoStore"]
 
@@ -302,11 +302,11 @@ class UndoStore:
         notes: list[str] = []
         if dropped:
             names = ", ".join(f"`{_short(e.label)}`" for e in dropped[:3]) + (" …" if len(dropped) > 3 else "")
-            notes.append(f"Undo history is limited to {_size(self.max_bytes)}: the oldest "
+            notes.append(f"Undo history is limited to {size_words(self.max_bytes)}: the oldest "
                          f"{plural(len(dropped), 'change')} can no longer be undone ({names}).")
         if total > self.max_bytes:
-            notes.append(f"This change alone keeps {_size(total)} for undo, more than the limit "
-                         f"({_size(self.max_bytes)}); it is dropped at the next change.")
+            notes.append(f"This change alone keeps {size_words(total)} for undo, more than the limit "
+                         f"({size_words(self.max_bytes)}); it is dropped at the next change.")
         return " ".join(notes) or None
 
 
@@ -348,15 +348,6 @@ def _fsync_dir(path: Path) -> None:
 
 
 # ---- wording -----------------------------------------------------------------------------------------
-def _size(n: int) -> str:
-    size: float = n
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{n:,} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} bytes"
-
-
 def _short(label: str, limit: int = 40) -> str:
     return label if len(label) <= limit else label[:limit - 1] + "…"
 

@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from framework_core.estimate import base64_size, size_words
+from framework_core.estimate import base64_size
+from framework_core.wording import size_words
 
 IMAGE_MAX_BYTES = 1_500_000  # per image, decoded
 MAX_IMAGES = 4  # per result

@@ -255,8 +255,9 @@ def reader_spec(server: "_Server", handler: Any) -> "ToolSpec":
 def prompt_text(messages: list[Any]) -> PromptText:
     """A prompt's messages as one user message: text (embedded text resources included) in order, an
     assistant's part marked as such; images, audio and binary parts are left out and named."""
-    from framework_core.estimate import base64_size, size_words
+    from framework_core.estimate import base64_size
     from framework_core.tools.mcp_content import embedded_text
+    from framework_core.wording import size_words
 
     parts: list[str] = []
     left_out: list[str] = []

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from framework_core.wording import STOPPED, STOPPED_HERE
 from framework_core.ui.safe_text import visible, visible_output_line
-from framework_core.wording import plural
+from framework_core.wording import plural, size_words
 
 if TYPE_CHECKING:  # the events are only named in annotations; the REPL imports this module before its prompt
     from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta,
@@ -323,19 +323,13 @@ def _bounded_partial(partial: str) -> str:
     return partial[:PARTIAL_CAP]
 
 
-def _size(n: int) -> str:
-    if n < 1000:
-        return f"{n} bytes"
-    return f"{n / 1e3:.1f} KB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
-
-
 def summarise_result(result: ToolResult) -> str:
     d = result.data
     if result.status == "success" or (result.status == "error" and isinstance(d.get("exit_code"), int)):
         if "exit_code" in d:
             extra = " (timed out)" if d.get("timed_out") else ""
             if d.get("full_output_path"):
-                return (f"exit {d['exit_code']}{extra} · {_size(d.get('output_bytes', 0))} of output, "
+                return (f"exit {d['exit_code']}{extra} · {size_words(d.get('output_bytes', 0))} of output, "
                         f"saved in full to {d['full_output_path']}")
             lines = (d.get("stdout") or "").count("\n") + (d.get("stderr") or "").count("\n")
             if not lines and (d.get("stdout") or d.get("stderr")):

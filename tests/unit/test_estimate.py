@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 
 from framework_core.core.context_fit import fit
-from framework_core.estimate import base64_size, messages_tokens, size_words
+from framework_core.estimate import base64_size, messages_tokens
+from framework_core.wording import size_words
 from framework_core.lial_core import Message, ToolResult
 
 

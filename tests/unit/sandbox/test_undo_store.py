@@ -154,7 +154,7 @@ def test_oldest_entries_are_pruned_past_the_limit_with_a_notice(ws: Path, tmp_pa
         (ws / f"f{i}.bin").write_bytes(b"x" * 2000)
     notices = [write_file(store, ws / f"f{i}.bin", b"y") for i in range(3)]
     assert notices[:2] == [None, None]
-    assert notices[2] == ("Undo history is limited to 4.9 KB: the oldest 1 change can no longer be undone "
+    assert notices[2] == ("Undo history is limited to 5.0 KB: the oldest 1 change can no longer be undone "
                           "(`writeFile f0.bin`).")
     assert [e.label for e in store.entries()] == ["writeFile f2.bin", "writeFile f1.bin"]
     assert store.total_bytes() <= 5000 and not (tmp_path / "undo" / "000001").exists()
