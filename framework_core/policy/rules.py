@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from framework_core.policy.catalog import has_trait
 from framework_core.policy.classifier import analyse
 from framework_core.policy.grants import is_simple_command
 
@@ -82,8 +83,12 @@ class Rule:
         if not toks:
             return False
         toks = [toks[0].rsplit("/", 1)[-1], *toks[1:]]
-        if toks[0] in PRIVILEGE and self._matches_words(_after_privilege(toks)):
-            return True  # sudo make deploy is make deploy (sudo is Dangerous, which /allow-dangerous only asks)
+        if has_trait(toks[0], "runs-as-another") and any(
+                self._matches_words(toks[i:]) for i in range(1, len(toks)) if not toks[i].startswith("-")):
+            # sudo make deploy is make deploy (sudo is Dangerous, which /allow-dangerous only asks). Where the
+            # command starts is not guessed from a list of sudo's options (`sudo -R /x make deploy`): every word
+            # that is not an option may start it, which can only deny more.
+            return True
         if self.command is not None:
             want = _split_words(self.command)
             return bool(want) and [want[0].rsplit("/", 1)[-1], *want[1:]] == toks
@@ -111,21 +116,6 @@ class Rule:
 
     def matches_tool(self, tool_name: str) -> bool:
         return self.tool is not None and fnmatchcase(tool_name, self.tool)
-
-
-PRIVILEGE = {"sudo", "doas", "run0", "pkexec"}
-PRIVILEGE_VALUES = {"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p",
-                    "--prompt", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T", "--command-timeout"}
-
-
-def _after_privilege(toks: list[str]) -> list[str]:
-    i = 1
-    while i < len(toks) and toks[i].startswith("-"):
-        option = toks[i]
-        i += 2 if option in PRIVILEGE_VALUES else 1
-        if option == "--":
-            break
-    return toks[i:]
 
 
 def _value_options(program: str) -> frozenset[str]:

@@ -11,8 +11,10 @@ from framework_core.policy.catalog.entry import EXACT, Entry, fixed, judged, tra
 PRIVILEGE = "privilege escalation"
 DISK = "formats, repartitions or maps a disk"
 PROGRAMS: list[Entry] = [
-    *fixed("sudo su doas", "dangerous", PRIVILEGE, traits=EXACT),
-    *fixed("pkexec runas sudoedit run0 calife ksu", "dangerous", PRIVILEGE),
+    *fixed("sudo doas", "dangerous", PRIVILEGE, traits=EXACT | {"runs-as-another"}),
+    *fixed("su", "dangerous", PRIVILEGE, traits=EXACT),
+    *fixed("pkexec run0", "dangerous", PRIVILEGE, traits=frozenset({"runs-as-another"})),
+    *fixed("runas sudoedit calife ksu", "dangerous", PRIVILEGE),
     *fixed("mkfs wipefs fdisk parted", "dangerous", DISK, traits=EXACT),
     *fixed("mke2fs mkswap sfdisk cfdisk sgdisk gdisk blkdiscard mkdosfs mkntfs cryptsetup zpool diskutil hdparm "
            "badblocks losetup dmsetup", "dangerous", DISK),

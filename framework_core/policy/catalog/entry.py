@@ -21,6 +21,7 @@ TRAITS = {
     "builds": "runs the project's own code (make, npm, pytest): in a just-cloned repository, downloaded code",
     "prints-env": "prints environment variables (secrets ride in its output)",
     "exact-grants": "a grant for it covers only the exact command: it destroys data or runs what its arguments say",
+    "runs-as-another": "runs the command in its words with another user's rights (a deny rule sees that command)",
 }
 
 

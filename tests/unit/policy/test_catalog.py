@@ -132,7 +132,6 @@ CODE_TABLES = {
     ("network.py", "exfiltration"): "ssh's family: identity options are not secrets sent",
     ("programs.py", "JUDGES"): "the judge names of catalog/changes.py",
     ("programs.py", "systemctl"): "systemctl's verbs, not programs",
-    ("rules.py", "PRIVILEGE"): "rules match through these to the command they run (rules, not classification)",
     ("simple.py", "LOCAL_PACKAGE_MANAGERS"): "package managers called by path, which are not catalog names",
     ("simple.py", "is_lister"): "how each lister's output is names (code)",
     ("simple.py", "names_only"): "the same, as the table is_lister() reads",

@@ -28,7 +28,9 @@ BLOCKED = ["make deploy", "command make deploy", "env make deploy", "timeout 60 
            "bash -c 'bash -c \"make deploy\"'", "git status; timeout 1 git push --force",
            "ionice -c 3 make deploy", "exec make deploy", "time make deploy", "env -- make deploy all",
            "make -j4 deploy", "make --silent deploy", "git -C . push --force", "git --no-pager push --force",
-           "git -c core.x=y push --force", "sudo make deploy", "sudo -u deploy make deploy", "doas make deploy"]
+           "git -c core.x=y push --force", "sudo make deploy", "sudo -u deploy make deploy", "doas make deploy",
+           "sudo -R /srv make deploy", "sudo --chroot /srv -E make deploy", "pkexec --user u make deploy",
+           "run0 -u u make deploy"]
 NOT_BLOCKED = ["make test", "echo make deploy", "make", "git pull", "grep 'make deploy' Makefile", "git log -C"]
 # Options are skipped without knowing which take a value, so a deny rule may also match `make -C deploy test`:
 # a deny that matches too much names its rule in the refusal; one that matches too little lets the command run.
