@@ -122,16 +122,11 @@ def patch_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 def patch_tool() -> ToolSpec:
     return ToolSpec(
         TOOL,
-        "Change several files in one step with a patch: add, update (by context lines, never line numbers), move "
-        "and delete files; every hunk must match or nothing changes. Format:\n"
-        "*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n     keep this line\n-    old line\n"
-        "+    new line\n*** Add File: docs/new.md\n+first line of the new file\n*** Delete File: old.txt\n"
-        "*** End Patch\n"
-        "Context lines start with a space, removed lines with -, added lines with +; '*** Move to: PATH' after an "
-        "Update renames the file. Read every file you update or delete with readFile first in this session. "
-        "For one change in one file, editFile is simpler. The user sees the diff and approves; /undo restores "
-        "every file.",
-        {"type": "object", "properties": {
-            "patch": {"type": "string", "description": "The whole patch, from '*** Begin Patch' to '*** End Patch'."}},
+        "Add, update, move or delete several files as one change; hunks are found by context (not line "
+        "numbers) and all must match or nothing changes. Read files before updating them. Format:\n"
+        "*** Begin Patch\n*** Update File: a.py\n@@ def f():\n kept line\n-old line\n+new line\n"
+        "*** Add File: b.md\n+text\n*** Delete File: c.txt\n*** End Patch\n"
+        "'*** Move to: PATH' after an Update line renames the file.",
+        {"type": "object", "properties": {"patch": {"type": "string"}},
          "required": ["patch"], "additionalProperties": False},
         patch_handler, kind="write", preview=patch_preview)

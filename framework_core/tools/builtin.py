@@ -129,7 +129,7 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         # the descriptor's own file, whatever the path names by now (by its path only where /proc is missing)
         source = f"/proc/self/fd/{fd}" if os.path.isdir("/proc/self/fd") else path
         view = bound_file(source, ctx.result_budget(), offset=offset, limit=limit, shown_path=shown,
-                          encoding=encoding, numbered=args.get("line_numbers", True) is not False)
+                          encoding=encoding, numbered=args.get("line_numbers") is True)
         if inside:
             _note_read(fd, path, ctx)
     except RangeError as exc:
@@ -300,22 +300,18 @@ def builtin_tools() -> list[ToolSpec]:
                   "required": ["command"], "additionalProperties": False},
                  bash_handler, kind="bash", preview=bash_preview, runs_process=True),
         ToolSpec("readFile", "Read a text file, or the part of a cut output that a result names. A long file is "
-                 "cut to its head and tail; read any part with offset and limit. Each line comes after its number "
-                 "and a tab (`  12\ttext`): cite lines by number, and leave the number and the tab out of "
-                 "editFile's old_string. Read a file before editing it.",
+                 "cut to its head and tail; read any part with offset and limit.",
                  {"type": "object", "properties": {
                      "path": {"type": "string", "description": "File path, relative to the workspace."},
                      "offset": {"type": "integer", "minimum": 1, "description": "First line to read (from 1)."},
                      "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
                      "encoding": {"type": "string", "description": "Text encoding, default utf-8."},
-                     "line_numbers": {"type": "boolean", "description": "Each line after its number and a tab "
-                                      "(default true); the numbers are not part of the file."}},
+                     "line_numbers": {"type": "boolean", "description": "Number each line (`12<tab>text`)."}},
                   "required": ["path"], "additionalProperties": False},
                  read_handler, kind="read", preview=read_preview),
-        ToolSpec("writeFile", "Write (mode 'w', default) or append to (mode 'a') a text file in the workspace: for "
-                 "a new file, or one rewritten whole. To change part of an existing file use editFile (or "
-                 "applyPatch for several files): it sends only the change. The user sees a diff and approves; the "
-                 "write can be undone.",
+        ToolSpec("writeFile", "Write (mode 'w', default) or append to (mode 'a') a text file in the workspace: a "
+                 "new file or a whole rewrite (to change part of a file, use editFile). The user sees a diff and "
+                 "approves; the write can be undone.",
                  {"type": "object", "properties": {
                      "path": {"type": "string", "description": "File path, relative to the workspace."},
                      "content": {"type": "string", "description": "The full new content (or the text to append)."},

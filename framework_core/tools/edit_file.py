@@ -35,7 +35,10 @@ def plan(args: dict[str, Any], ctx: ToolContext) -> tuple[FileChange, int, int]:
         raise ToolArgumentError("old_string and new_string are the same; nothing would change")
     before = read_for_edit(t, ctx, args.get("encoding"))
     text, nl = before.text, before.newline
-    wanted = next((w for w in dict.fromkeys((old, in_file_style(old, nl))) if w in text), None)
+    wanted = _find(text, old, nl)
+    if wanted is None and _numbered(old):  # lines copied from readFile with their numbers
+        wanted = _find(text, _unnumbered(old), nl)
+        new = _unnumbered(new) if wanted is not None and _numbered(new) else new
     if wanted is None:
         raise ToolError(_absent(text, old, t.shown))
     starts = [m.start() for m in re.finditer(re.escape(wanted), text)]
@@ -55,12 +58,23 @@ def plan(args: dict[str, Any], ctx: ToolContext) -> tuple[FileChange, int, int]:
     return change, len(starts), lines[0]
 
 
+def _find(text: str, old: str, newline: str) -> str | None:
+    """`old` as it is in the file: as given, or with the file's line endings."""
+    return next((w for w in dict.fromkeys((old, in_file_style(old, newline))) if w in text), None)
+
+
+def _numbered(text: str) -> bool:
+    lines = [line for line in text.split("\n") if line.strip()]
+    return bool(lines) and all(NUMBERED.match(line) for line in lines)
+
+
+def _unnumbered(text: str) -> str:
+    return "\n".join(NUMBERED.sub("", line, count=1) for line in text.split("\n"))
+
+
 def _absent(text: str, old: str, shown: str) -> str:
     """Why old_string is not in the file, with what is there that is most like it."""
-    olds = [line.rstrip("\r") for line in old.split("\n")]
-    if all(NUMBERED.match(line) for line in olds if line.strip()):
-        return (f"old_string is not in {shown}: it starts with readFile's line numbers; leave out the number and "
-                "the tab before each line")
+    olds = [line.rstrip("\r") for line in (_unnumbered(old) if _numbered(old) else old).split("\n")]
     texts = [line.rstrip("\r") for line in text.split("\n")]
     found = seek(texts, olds)
     if found is not None:
@@ -96,17 +110,14 @@ def edit_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 def edit_tool() -> ToolSpec:
     return ToolSpec(
         "editFile",
-        "Change an existing file by replacing an exact piece of its text: the way to edit a file (send only the "
-        "part that changes, not the whole file). old_string must appear exactly once in the file, as readFile "
-        "shows it without the line numbers; include a few lines around the change to make it unique, or set "
-        "replace_all. Read the file with readFile first in this session; an edit of a file that changed since "
-        "is refused. Line endings and encoding are kept. The user sees the diff and approves; it can be undone.",
+        "Change part of an existing file: replace old_string (exact text, once in the file; add nearby lines to "
+        "make it unique, or set replace_all) with new_string. Sends only the change: prefer it to writeFile. "
+        "Read the file first; a file changed since is refused.",
         {"type": "object", "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "old_string": {"type": "string", "description": "The exact text to replace (not empty)."},
-            "new_string": {"type": "string", "description": "The text to put in its place (may be empty)."},
-            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
-            "encoding": {"type": "string", "description": "The file's encoding when it is not UTF-8 (or UTF-16 "
-                                                          "with a byte-order mark)."}},
+            "path": {"type": "string"},
+            "old_string": {"type": "string", "description": "Exact text to replace."},
+            "new_string": {"type": "string"},
+            "replace_all": {"type": "boolean"},
+            "encoding": {"type": "string", "description": "When not UTF-8."}},
          "required": ["path", "old_string", "new_string"], "additionalProperties": False},
         edit_handler, kind="write", preview=edit_preview)
