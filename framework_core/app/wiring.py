@@ -56,7 +56,7 @@ def tool_pins(loaded: LoadedConfig, servers: dict, *, interactive: bool):  # -> 
 def script_check(loaded: LoadedConfig, servers: dict) -> Callable[[str], str | None]:
     """Before each start of a workspace server: the workspace files it runs are still those trusted (a script
     an approved command rewrote mid-session is not run by the server's restart)."""
-    from framework_core.config.trust_runs import run_files
+    from framework_core.config.trust_runs import refused, run_files
 
     files = loaded.trust.files
     trusted = {name: run_files([s.command, *s.args], loaded.workspace, s.cwd,
@@ -68,6 +68,10 @@ def script_check(loaded: LoadedConfig, servers: dict) -> Callable[[str], str | N
             return None
         s = servers[name]
         now = run_files([s.command, *s.args], loaded.workspace, s.cwd)
+        large = refused(now)
+        if large:
+            return (f"MCP server '{name}' not started: its code root {', '.join(large)} is too large for LACA to "
+                    "bind trust to (see the trust question); move the server's program to a folder of its own.")
         changed = sorted(p for p in set(trusted[name]) | set(now) if trusted[name].get(p) != now.get(p))
         if not changed:
             return None
