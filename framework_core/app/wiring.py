@@ -35,7 +35,21 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
         for name, settings in load_mcp_json(loaded.workspace, workspace_text(loaded, ".mcp.json")).items():
             if loaded.trust.allows(f"mcp:{name}"):  # a workspace's servers start only once trusted
                 servers.setdefault(name, settings)
-    return {n: s for n, s in servers.items() if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
+    return {n: _network_decided(loaded, n, s) for n, s in servers.items()
+            if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
+
+
+def _network_decided(loaded: LoadedConfig, name: str, settings: Any) -> Any:
+    """A server whose code the workspace brings gets the network only when its entry says `network: true` (the
+    trust question showed it); any other gets it unless its entry says `network: false`."""
+    if settings.network is not None:
+        return settings
+    here = False
+    if settings.command and _workspace_server(loaded, name):
+        from framework_core.config.trust_runs import run_files
+
+        here = bool(run_files([settings.command, *settings.args], loaded.workspace, settings.cwd))
+    return settings.model_copy(update={"network": not here})
 
 
 def tool_pins(loaded: LoadedConfig, servers: dict, *, interactive: bool):  # -> trust_pins.Vetter

@@ -145,7 +145,11 @@ def server_addition(key: str, name: Any, value: Any, workspace: Path | None,
         cwd = value.get("cwd") if isinstance(value.get("cwd"), str) else None
         runs = run_files(mcp_argv(value), workspace, cwd, files.file_digest if files is not None else None)
     digest = digest_of({"entry": value, "runs": runs}) if runs else digest_of(value)
-    return Addition(key, "MCP server", _describe("mcp_servers", name, value) + describe_files(runs), digest, runs)
+    summary = _describe("mcp_servers", name, value) + describe_files(runs)
+    if runs and isinstance(value, dict) and value.get("network") is None and value.get("sandbox") is not False:
+        summary = summary.replace(" · network: yes ·", " · network: no (its code is in this workspace; "
+                                  "network: true in its entry gives it the network) ·", 1)
+    return Addition(key, "MCP server", summary, digest, runs)
 
 
 def _tool_additions(path: Path, text: str, files: "WorkspaceFiles") -> list[Addition]:

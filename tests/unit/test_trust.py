@@ -258,3 +258,19 @@ def test_a_tools_file_the_workspace_config_names_is_trusted_as_it_was(untrusted_
     loaded = load_config(ws, Overrides())
     assert loaded.config.tools_files == [] and "shout" not in build_registry(loaded)
     assert "setting tools_files (changed)" in (loaded.trust.skipped_line(ws) or "")
+
+
+def test_a_server_whose_code_the_workspace_brings_gets_no_network_unless_its_entry_says(
+        untrusted_workspace: Path) -> None:
+    ws = untrusted_workspace
+    (ws / "tools").mkdir()
+    (ws / "tools" / "server.py").write_text("")
+    entries = {"here": {"command": "python3", "args": ["tools/server.py"]},
+               "asked": {"command": "python3", "args": ["tools/server.py"], "network": True},
+               "installed": {"command": "uvx", "args": ["mcp-server-time"]}}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": entries}))
+    summaries = {p.addition.key: p.addition.summary for p in pending_for(ws, default_store())}
+    assert "network: no (its code is in this workspace" in summaries["mcp:here"]
+    assert "network: yes" in summaries["mcp:asked"] and "network: yes" in summaries["mcp:installed"]
+    servers = mcp_servers(load_config(ws, Overrides(trust=True)))
+    assert (servers["here"].network, servers["asked"].network, servers["installed"].network) == (False, True, True)
