@@ -158,7 +158,8 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         from framework_core.tools.mcp_resources import root_paths
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
-        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write",
+        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network is not False,
+                                                              write=s.workspace == "write",
                                                               roots=root_paths(s, loaded.workspace))
                                        if s.sandbox else ())
         mcp.keep_env = tuple(cfg.teps_settings.keep_env)
