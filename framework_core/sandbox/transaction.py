@@ -115,6 +115,9 @@ class SandboxTransaction:
                           applied=False)
         control = cs.control_notes()
         notes = [control_note(control)] if control else []
+        from framework_core.sandbox.git_refs import ref_notes
+
+        notes += ref_notes(launch.upper, sandbox.workspace, [c.rel_path for c in cs.changes])
         later = list(cs.runs_later)
         if later:
             notes.insert(0, "runs later (landed; other tools run these on their own, outside the sandbox): "

@@ -6,6 +6,7 @@ a Makefile land, the Makefile named."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,25 @@ def test_a_new_environment_lands_named_and_a_pth_planted_in_an_existing_one_is_h
     (ws / "plant.sh").write_text("echo 'import os' > new/lib/b.pth\n")
     held = engine(ws, home, DeclineAllApprover()).execute(bash("sh plant.sh"))
     assert "held, NOT applied" in str(held.data) and not (ws / "new" / "lib" / "b.pth").exists()
+
+
+def test_a_new_branch_carrying_laca_rules_and_an_envrc_is_named(place: tuple[Path, Path]) -> None:
+    home, ws = place
+    git = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e.invalid"}
+    def g(*args: str) -> None:
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", **git}
+        subprocess.run(["git", *args], cwd=ws, env=env, check=True, capture_output=True)
+    g("init", "-q", "-b", "main")
+    (ws / "a.txt").write_text("a\n")
+    g("add", "a.txt")
+    g("commit", "-q", "-m", "one")
+    (ws / "branch.sh").write_text(
+        "set -e\nexport GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e.invalid\n"
+        "export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e.invalid\n"
+        "git checkout -q -b evil\nmkdir -p .laca\necho 'allow: []' > .laca/rules.yaml\necho 'echo hi' > .envrc\n"
+        "git add -f .laca/rules.yaml .envrc\ngit commit -q -m planted\ngit checkout -q main\n")
+    result = engine(ws, home, ScriptedApprover(["y"]), mode="ask").execute(bash("sh branch.sh"))
+    text = str(result.data)
+    assert "refs/heads/evil (new or moved) holds what a checkout would put in the workspace unjudged" in text, text
+    assert ".laca/rules.yaml (LACA's own file)" in text and ".envrc (direnv runs it" in text
