@@ -188,7 +188,7 @@ class TEPSEngine(TepsControls):
         assert prep.spec and prep.preview
         spec = prep.spec
         return CallFeatures(spec.kind, spec.runs_process, spec.network, prep.preview.inside_workspace,
-                            self._control(spec, prep.preview))
+                            self._control(spec, prep.preview), self._implicit(spec, prep.preview))
 
     def _box(self) -> SandboxFacts:
         box = self.sandbox
@@ -300,10 +300,21 @@ class TEPSEngine(TepsControls):
             return None
         from framework_core.sandbox.control import control_reason
 
-        reasons = [(p, control_reason(Path(p), self.workspace, self.sandbox.protected_extra, self.sandbox.home_links()))
-                   for p in preview.paths or [preview.path]]
-        found = [(p, why) for p, why in reasons if why]
-        if len(reasons) == 1 or not found:
+        return self._each_path(preview, lambda p: control_reason(p, self.workspace, self.sandbox.protected_extra,
+                                                                 self.sandbox.named_controls()))
+
+    def _implicit(self, spec: ToolSpec, preview: ActionPreview) -> str | None:
+        """What makes a written file run with nothing named (auto mode asks about it), or None."""
+        if spec.kind != "write" or not preview.path:
+            return None
+        from framework_core.sandbox.control import implicit_reason
+
+        return self._each_path(preview, lambda p: implicit_reason(p, self.workspace))
+
+    def _each_path(self, preview: ActionPreview, judge: Callable[[Path], str | None]) -> str | None:
+        """`judge` of the one path a write changes, or of each of a patch's paths (each named with its reason)."""
+        found = [(p, why) for p in preview.paths or [preview.path or ""] if (why := judge(Path(p)))]
+        if not preview.paths or not found:
             return found[0][1] if found else None
         return "; ".join(f"{os.path.relpath(p, self.workspace)}: {why}" for p, why in found)
 
@@ -345,6 +356,8 @@ class TEPSEngine(TepsControls):
             req.control_note = (f"This file is a control path: {control}. Check the change below; "
                                 "this is asked every time and never remembered.")
         assert prep.fate
+        if not control and prep.fate.by == "auto mode":  # a write of a file that runs with nothing named
+            req.control_note = f"Auto mode asks: {prep.fate.reason.removeprefix('auto mode asks: ')}."
         if 0 < index <= len(self._bulk_after) and not dangerous and prep.fate.bulk:
             req.remaining = self._bulk_after[index - 1]
         if prep.spec.runs_process:
@@ -362,7 +375,8 @@ class TEPSEngine(TepsControls):
         req, spec = prep.request, prep.spec
         ctx = self.context
         ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
-        ctx.review = (lambda cs: self._review(prep, cs)) if ctx.scope.preview else None
+        ctx.review = ((lambda cs: self._review(prep, cs)) if ctx.scope.preview
+                      else (lambda cs: self._review(prep, cs, held=True)) if ctx.scope.hold else None)
         self.audit({"type": "tool_started", "request_id": req.request_id, "tool_name": req.tool_name})
         newest = self._newest_change()
         start = self._running_since = time.monotonic()
@@ -399,9 +413,10 @@ class TEPSEngine(TepsControls):
         landed = [n for n, e in enumerate(entries, start=1) if before is None or e.id > before]
         return f"{where} · /undo {landed[-1]}" if landed else f"{where} · nothing landed"
 
-    def _review(self, prep: _Prepared, changes: "ChangeSet") -> bool:
-        """Show a previewed change set and ask whether to apply it (an approver that cannot ask says no)."""
-        review = getattr(self.approver, "review_changes", None)
+    def _review(self, prep: _Prepared, changes: "ChangeSet", *, held: bool = False) -> bool:
+        """Show a previewed change set, or one auto mode held (it holds files that run with nothing named), and
+        ask whether to apply it (an approver that cannot ask says no)."""
+        review = getattr(self.approver, "review_held" if held else "review_changes", None)
         if review is None:
             return False
         assert prep.spec and prep.preview and prep.decision

@@ -152,7 +152,8 @@ class McpServerSettings(_Model):
     sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (the workspace read-only "
                           "unless `workspace: write`, the rest read-only, credentials hidden); false runs it with "
                           "your own permissions.")
-    network: bool = Field(True, description="A sandboxed stdio server may use the network.")
+    network: bool | None = Field(None, description="A sandboxed stdio server may use the network. Unset: yes, "
+                                 "unless the workspace brings the server's code (then only with network: true).")
     workspace: Literal["read", "write"] = Field(
         "read", description="What a sandboxed stdio server may do to the workspace: read (it sees it read-only) or "
                             "write (it writes it directly: no overlay, no change summary, no undo).")

@@ -210,7 +210,7 @@ class Sandbox:
                 if c.rel not in known]
         made += [self.workspace / rel for rel in changed_since(self.workspace, launch.started_ns)]
         launch.dropped.extend(remove_created(list(dict.fromkeys(missing + made)), self.workspace,
-                                              self.protected_extra))
+                                              (*self.protected_extra, *self.git_named())))
 
     def _protected(self, controls: tuple[ControlPath, ...] | list[ControlPath]) -> tuple[Protected, ...]:
         """The control paths that exist, bound read-only over the workspace."""
@@ -245,7 +245,8 @@ class Sandbox:
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
             return ()
-        protected = self._protected(control_paths(self.workspace, self.protected_extra))
+        named = [ControlPath(rel, why, (self.workspace / rel).is_dir()) for rel, why in self.git_named().items()]
+        protected = self._protected([*control_paths(self.workspace, self.protected_extra), *named])
         hidden = self._hidden()
         filter_file = seccomp_file(self._runtime_dir())
         writable = write and not self.workspace_is_home and self.profile != "read-only"
@@ -309,6 +310,24 @@ class Sandbox:
             cached = (now, home_links(self.home, self.workspace))
             self._cache["home_links"] = cached
         return dict(cached[1])
+
+    def git_named(self) -> dict[str, str]:
+        """Workspace paths git's settings name (`git_settings.py`: a `core.hooksPath` folder, an included config,
+        a program given as a path): control paths. Read again whenever a config file it read changed."""
+        from framework_core.sandbox.git_settings import read_settings
+
+        cached = self._cache.get("git_named")
+        if cached is not None and all(_signature(p) == sig for p, sig in cached[0].items()):
+            return dict(cached[1])
+        gitdirs = [c.rel.removesuffix("/config") for c in self._controls() if c.rel.endswith("/config")]
+        reading = read_settings(self.workspace, gitdirs, self.home, os.environ)
+        self._cache["git_named"] = (reading.files, reading.named)
+        return dict(reading.named)
+
+    def named_controls(self) -> dict[str, str]:
+        """Every workspace path that is control because something outside the workspace names it: the home's
+        links into it and git's settings."""
+        return {**self.home_links(), **self.git_named()}
 
     def allowlist(self) -> HomeAllow:
         return self._homes.allowlist()
@@ -379,3 +398,11 @@ def _run_dirs() -> tuple[str, ...]:
     """/run, and /var/run where it is a folder of its own rather than a link to /run."""
     extra = ("/var/run",) if os.path.isdir("/var/run") and not os.path.islink("/var/run") else ()
     return ("/run", *extra)
+
+
+def _signature(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)

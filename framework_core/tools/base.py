@@ -47,6 +47,7 @@ class CallScope:
     network: bool = False  # the policy says it uses the network and the user approved it (or a rule did)
     unsandboxed: bool = False  # the user chose to run this one call outside the sandbox
     preview: bool = False  # run in the overlay, show the change set, apply only if the user says so
+    hold: bool = False  # auto mode ran it: a change set holding what runs with nothing named is asked about first
 
 
 @dataclass
