@@ -122,11 +122,9 @@ def patch_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 def patch_tool() -> ToolSpec:
     return ToolSpec(
         TOOL,
-        "Add, update, move or delete several files as one change; hunks are found by context (not line "
-        "numbers) and all must match or nothing changes. Read files before updating them. Format:\n"
-        "*** Begin Patch\n*** Update File: a.py\n@@ def f():\n kept line\n-old line\n+new line\n"
-        "*** Add File: b.md\n+text\n*** Delete File: c.txt\n*** End Patch\n"
-        "'*** Move to: PATH' after an Update line renames the file.",
+        "Edit files you read as one change, in the apply_patch format: *** Begin Patch, then *** Add File: P "
+        "(+lines), *** Update File: P (optional *** Move to: Q, @@ hunks of ' ', - and + lines found by context), "
+        "*** Delete File: P, then *** End Patch. Every hunk matches or nothing lands.",
         {"type": "object", "properties": {"patch": {"type": "string"}},
          "required": ["patch"], "additionalProperties": False},
         patch_handler, kind="write", preview=patch_preview)

@@ -306,12 +306,11 @@ def builtin_tools() -> list[ToolSpec]:
                      "offset": {"type": "integer", "minimum": 1, "description": "First line to read (from 1)."},
                      "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
                      "encoding": {"type": "string", "description": "Text encoding, default utf-8."},
-                     "line_numbers": {"type": "boolean", "description": "Number each line (`12<tab>text`)."}},
+                     "line_numbers": {"type": "boolean"}},
                   "required": ["path"], "additionalProperties": False},
                  read_handler, kind="read", preview=read_preview),
-        ToolSpec("writeFile", "Write (mode 'w', default) or append to (mode 'a') a text file in the workspace: a "
-                 "new file or a whole rewrite (to change part of a file, use editFile). The user sees a diff and "
-                 "approves; the write can be undone.",
+        ToolSpec("writeFile", "Write (mode 'w', default) or append to (mode 'a') a text file in the workspace (for "
+                 "an existing file, editFile). The user sees a diff and approves; the write can be undone.",
                  {"type": "object", "properties": {
                      "path": {"type": "string", "description": "File path, relative to the workspace."},
                      "content": {"type": "string", "description": "The full new content (or the text to append)."},

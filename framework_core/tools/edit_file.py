@@ -110,14 +110,10 @@ def edit_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 def edit_tool() -> ToolSpec:
     return ToolSpec(
         "editFile",
-        "Change part of an existing file: replace old_string (exact text, once in the file; add nearby lines to "
-        "make it unique, or set replace_all) with new_string. Sends only the change: prefer it to writeFile. "
-        "Read the file first; a file changed since is refused.",
+        "Replace old_string (exact, found once unless replace_all) with new_string in a file you read; sends only "
+        "the change, so prefer it to writeFile.",
         {"type": "object", "properties": {
-            "path": {"type": "string"},
-            "old_string": {"type": "string", "description": "Exact text to replace."},
-            "new_string": {"type": "string"},
-            "replace_all": {"type": "boolean"},
-            "encoding": {"type": "string", "description": "When not UTF-8."}},
+            "path": {"type": "string"}, "old_string": {"type": "string"}, "new_string": {"type": "string"},
+            "replace_all": {"type": "boolean"}, "encoding": {"type": "string"}},
          "required": ["path", "old_string", "new_string"], "additionalProperties": False},
         edit_handler, kind="write", preview=edit_preview)

@@ -62,9 +62,9 @@ def seek(lines: list[str], wanted: list[str], start: int = 0, *, at_end: bool = 
         return None
     for how, norm in LEVELS:
         want = [norm(w) for w in wanted]
-        starts = range(start, len(lines) - n + 1)
-        if at_end:  # the end of the file first
-            starts = [len(lines) - n, *starts] if len(lines) - n >= start else list(starts)
+        starts = list(range(start, len(lines) - n + 1))
+        if at_end and starts:  # the end of the file first
+            starts.insert(0, starts[-1])
         for i in starts:
             if all(norm(lines[i + k]) == want[k] for k in range(n)):
                 return i, how
@@ -98,8 +98,9 @@ def apply_hunks(lines: list[Line], hunks: tuple[Hunk, ...] | list[Hunk], newline
         if hunk.context is not None:
             at = seek(texts, [hunk.context], cursor)
             if at is None:
-                raise HunkMismatch(n, f"its @@ line '{hunk.context}' is not in the file"
-                                   + (f" after line {cursor}" if cursor else "") + _nearest(texts, hunk.context, cursor))
+                after = f" after line {cursor}" if cursor else ""
+                raise HunkMismatch(n, f"its @@ line '{hunk.context}' is not in the file{after}"
+                                   + _nearest(texts, hunk.context, cursor))
             cursor = at[0] + 1
         ops = list(hunk.ops)
         old = hunk.old
