@@ -35,6 +35,10 @@ class ReadRecord:
         with self._lock:
             self._seen[path] = Seen(digest, time.time(), how)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
     def forget(self, path: str) -> None:
         with self._lock:
             self._seen.pop(path, None)

@@ -1,7 +1,7 @@
 """A workspace text file as the edit tools see it: decoded so that it encodes back to the same bytes.
 
-`editFile` and `applyPatch` change a few lines and keep everything else exactly: the encoding (UTF-8, or UTF-8 or
-UTF-16 with their byte-order mark, or one the call names), the line endings (CRLF stays CRLF, a mixed file keeps
+`editFile` and `applyPatch` change a few lines and keep everything else exactly: the encoding (UTF-8, with its byte-order mark
+or without, or one the call names), the line endings (CRLF stays CRLF, a mixed file keeps
 each line's own), the final newline, the mode. A binary file (a NUL byte, or bytes that are not text in the
 encoding) and a file over `MAX_EDIT_BYTES` are refused with a message saying what to do instead. Pure apart from
 `load`, which reads the file beneath the workspace (framework_core/tools/safe_open.py).
@@ -19,7 +19,7 @@ from framework_core.errors import ToolError
 from framework_core.wording import size_words
 
 MAX_EDIT_BYTES = 10 * 1024 * 1024  # a larger file is edited with a command (sed, a script), not through the model
-BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+BOMS = ((codecs.BOM_UTF8, "utf-8"),)  # UTF-16 is not offered: readFile reads only ASCII-newline encodings
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def decode(raw: bytes, shown: str, encoding: str | None = None) -> TextFile:
     if enc is None:
         bom, enc = next(((b, e) for b, e in BOMS if raw.startswith(b)), (b"", "utf-8"))
     body = raw[len(bom):]
-    if b"\0" in body and not enc.lower().replace("_", "-").startswith("utf-16"):
+    if b"\0" in body:
         raise ToolError(f"{shown} looks like a binary file (it holds NUL bytes); the edit tools change only text")
     try:
         text = body.decode(enc)

@@ -235,3 +235,53 @@ def test_lines_copied_with_their_numbers_still_edit_the_file(workspace: Path) ->
     res = call(teps, "editFile", path="r.txt", old_string=numbered[1], new_string="2\tBETA")
     assert res.status == "success", res.data
     assert (workspace / "r.txt").read_text() == "alpha\nBETA\ngamma\n"
+
+
+def test_a_new_conversation_has_read_nothing(workspace: Path) -> None:
+    (workspace / "n.txt").write_text("one\n")
+    teps, _ = engine(workspace)
+    read(teps, "n.txt")
+    teps.forget_reads()
+    res = call(teps, "editFile", path="n.txt", old_string="one", new_string="1")
+    assert "has not been read in this session" in res.data["error_message"]
+
+
+def test_encoding_bom_and_final_newline_are_kept(workspace: Path) -> None:
+    (workspace / "u.txt").write_bytes("\ufeffa\nb\n".encode("utf-8"))
+    (workspace / "l.txt").write_bytes("caf\xe9\nend\n".encode("latin-1"))
+    teps, _ = engine(workspace, ["y", "y", "y"])
+    read(teps, "u.txt")
+    assert call(teps, "editFile", path="u.txt", old_string="b\n", new_string="B").status == "success"
+    assert (workspace / "u.txt").read_bytes() == "\ufeffa\nB\n".encode("utf-8")
+    read(teps, "l.txt")
+    refused = call(teps, "editFile", path="l.txt", old_string="end", new_string="fin").data["error_message"]
+    assert "not utf-8 text" in refused and "encoding" in refused
+    res = call(teps, "editFile", path="l.txt", old_string="end", new_string="fin", encoding="latin-1")
+    assert res.status == "success" and (workspace / "l.txt").read_bytes() == "caf\xe9\nfin\n".encode("latin-1")
+
+
+def test_a_patch_touching_a_control_path_asks_every_time_and_offers_no_always(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    (workspace / ".mcp.json").write_text("{}\n")
+    teps, approver = engine(workspace, ["n"])
+    teps.mode = "accept-edits"
+    read(teps, "a.txt")
+    read(teps, ".mcp.json")
+    patch = ("*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Update File: .mcp.json\n@@\n-{}\n+{\"x\": 1}\n"
+             "*** End Patch")
+    assert call(teps, "applyPatch", patch=patch).status == "declined_by_user"
+    req = approver.seen[0]
+    assert ".mcp.json" in req.control_note and req.grant_options == [] and len(req.preview.paths) == 2
+    assert (workspace / "a.txt").read_text() == "a\n"
+
+
+def test_accept_edits_covers_a_multi_file_patch_inside_the_workspace(workspace: Path) -> None:
+    for name in ("a.txt", "b.txt"):
+        (workspace / name).write_text(f"{name}\n")
+    teps, approver = engine(workspace)
+    teps.mode = "accept-edits"
+    for name in ("a.txt", "b.txt"):
+        read(teps, name)
+    patch = "*** Begin Patch\n*** Update File: a.txt\n-a.txt\n+A\n*** Update File: b.txt\n-b.txt\n+B\n*** End Patch"
+    assert call(teps, "applyPatch", patch=patch).status == "success" and approver.seen == []
+    assert (workspace / "a.txt").read_text() == "A\n" and (workspace / "b.txt").read_text() == "B\n"
