@@ -1,10 +1,10 @@
 """A workspace text file as the edit tools see it: decoded so that it encodes back to the same bytes.
 
-`editFile` and `applyPatch` change a few lines and keep everything else exactly: the encoding (UTF-8, with its byte-order mark
-or without, or one the call names), the line endings (CRLF stays CRLF, a mixed file keeps
-each line's own), the final newline, the mode. A binary file (a NUL byte, or bytes that are not text in the
-encoding) and a file over `MAX_EDIT_BYTES` are refused with a message saying what to do instead. Pure apart from
-`load`, which reads the file beneath the workspace (framework_core/tools/safe_open.py).
+`editFile` and `applyPatch` change a few lines and keep everything else exactly: the encoding (UTF-8, with its
+byte-order mark or without, or one the call names), the line endings (CRLF stays CRLF, a mixed file keeps each
+line's own), the final newline, the mode. A binary file (a NUL byte, or bytes that are not text in the encoding)
+and a file over `MAX_EDIT_BYTES` are refused with a message saying what to do instead. Pure apart from `load`,
+which reads the file beneath the workspace (framework_core/tools/safe_open.py).
 """
 
 from __future__ import annotations
