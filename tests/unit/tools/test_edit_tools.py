@@ -285,3 +285,19 @@ def test_accept_edits_covers_a_multi_file_patch_inside_the_workspace(workspace: 
     patch = "*** Begin Patch\n*** Update File: a.txt\n-a.txt\n+A\n*** Update File: b.txt\n-b.txt\n+B\n*** End Patch"
     assert call(teps, "applyPatch", patch=patch).status == "success" and approver.seen == []
     assert (workspace / "a.txt").read_text() == "A\n" and (workspace / "b.txt").read_text() == "B\n"
+
+
+def test_auto_mode_asks_before_an_edit_or_patch_of_a_file_that_runs_with_nothing_named(workspace: Path) -> None:
+    (workspace / "site.pth").write_text("import a\n")
+    (workspace / "a.txt").write_text("a\n")
+    teps, approver = engine(workspace, ["n", "n"])
+    teps.mode = "auto"
+    read(teps, "site.pth")
+    read(teps, "a.txt")
+    assert call(teps, "editFile", path="site.pth", old_string="a", new_string="b").status == "declined_by_user"
+    patch = ("*** Begin Patch\n*** Update File: a.txt\n-a\n+b\n*** Update File: site.pth\n-import a\n+import c\n"
+             "*** End Patch")
+    assert call(teps, "applyPatch", patch=patch).status == "declined_by_user"
+    assert len(approver.seen) == 2 and all("Auto mode asks" in (r.control_note or "") for r in approver.seen)
+    assert "site.pth" in (approver.seen[1].control_note or "")
+    assert (workspace / "site.pth").read_text() == "import a\n" and (workspace / "a.txt").read_text() == "a\n"
