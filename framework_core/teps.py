@@ -269,6 +269,9 @@ class TEPSEngine(TepsControls):
         except ToolArgumentError as exc:
             prep.early = self._result(req, "error", error_message=f"Invalid arguments: {exc}")
             return prep
+        except ToolError as exc:  # a call refused before anyone is asked (an edit of a file changed since it was read)
+            prep.early = self._result(req, "error", error_message=str(exc), **exc.data)
+            return prep
         except Exception as exc:  # a broken previewer must not crash the session
             prep.early = self._result(req, "error", error_message=f"Could not prepare {spec.name}: {exc}")
             return prep
