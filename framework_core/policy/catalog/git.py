@@ -8,6 +8,8 @@ words that keep `git remote` and `git submodule` local. One entry; the judgement
 
 from __future__ import annotations
 
+import re
+
 from framework_core.policy.catalog.entry import Program, net
 from framework_core.policy.spec import Need, Spec, parse_opts, spec
 
@@ -59,10 +61,19 @@ def _needs_list(what: str, flags: str) -> Need:
     return Need(frozenset(flags.split()), f"git {what} with a name {W}", with_operands=True)
 
 
+#: Why a listing of git's configuration asks: what it prints can be a token.
+LISTING = "remote URLs, http.extraHeader and included files (include.path) can hold tokens"
+#: Keys whose value is a credential (or names one) when read alone.
+SECRET_KEYS = re.compile(r"(?i).*(extraheader|password|passwd|token|secret|credential|cookie|apikey|api_key|auth).*")
+
+
 def _config_check(args: list[str], ops: list[str]) -> str | None:
-    reads = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list"}
+    if ops[:1] == ["list"]:
+        return f"git config list prints every key: {LISTING}"
+    reads = {"--get", "--get-all", "--get-urlmatch", "get"}
     if reads & set(args) or len(ops) == 1:  # `git config NAME` with no value reads it
-        return None
+        key = next((o for o in ops if o != "get"), "")
+        return f"git config reads {key}, which can be a credential" if SECRET_KEYS.fullmatch(key) else None
     return "git config with a value changes configuration"
 
 
@@ -137,7 +148,8 @@ GIT_SUBS: dict[str, Spec] = {
     "check-ignore": git_spec("check-ignore", "-q --quiet -v --verbose --stdin -z -n --non-matching --no-index",
                              operands="names"),
     "check-attr": git_spec("check-attr", "-a --all --cached --stdin -z --source=", operands="names"),
-    "var": git_spec("var", "-l", operands="names"),
+    "var": git_spec("var", "", {"-l": f"lists git's variables and configuration: {LISTING}"}, operands="names",
+                    ok=("git var GIT_EDITOR",), ask=("git var -l",)),
     "show-branch": git_spec("show-branch", "-a --all -r --remotes --topo-order --date-order --current --color? "
                             "--no-color --more= --list --merge-base --independent --no-name --sha1-name --sparse "
                             "-g --reflog?", operands="names"),
@@ -150,12 +162,14 @@ GIT_SUBS: dict[str, Spec] = {
                      operands="names"),
     "branch": git_spec("branch", "-a --all -r --remotes -v -vv --verbose -l --list --show-current --contains= "
                        "--no-contains= --merged= --no-merged= --points-at= --sort= --format= --color? --no-color "
-                       "--column? --no-column --abbrev= --no-abbrev -i --ignore-case --omit-empty",
+                       "--column? --no-column --abbrev? --no-abbrev -i --ignore-case --omit-empty",
                        {"-d -D --delete -m -M --move -c -C --copy -f --force --edit-description --set-upstream-to= "
                         "-u= --unset-upstream -t --track? --no-track --create-reflog --recurse-submodules": W},
                        operands="names", needs=_needs_list("branch", "-l --list"),
-                       ok=("git branch", "git branch -a", "git branch --show-current", "git branch -l 'f*'"),
-                       ask=("git branch -D feature", "git branch new", "git branch --del x")),
+                       ok=("git branch", "git branch -a", "git branch --show-current", "git branch -l 'f*'",
+                           "git branch -v --abbrev=10"),
+                       ask=("git branch -D feature", "git branch new", "git branch --del x",
+                            "git branch --abbrev feature")),
     "tag": git_spec("tag", "-l --list -n? --sort= --contains= --no-contains= --merged= --no-merged= --points-at= "
                     "--format= --column? --no-column -i --ignore-case --color? --omit-empty -v --verify",
                     {"-a --annotate -s --sign -u= --local-user= -f --force -d --delete -m= --message= -F= --file= "
@@ -174,13 +188,19 @@ GIT_SUBS: dict[str, Spec] = {
         "status": git_spec("status", "--cached --recursive -q --quiet", operands="names")}),
     "config": git_spec("config", "--get --get-all --get-regexp --get-urlmatch --list -l --show-origin --show-scope "
                        "--name-only --global --system --local --worktree -z --null --type= --bool --int "
-                       "--bool-or-int --path --expiry-date --default= --includes --no-includes --fixed-value "
+                       "--bool-or-int --path --expiry-date --default= --no-includes --fixed-value "
                        "-f=:read --file=:read --blob=", {"--add --replace-all --unset --unset-all --rename-section "
-                                                         "--remove-section -e --edit": "changes configuration"},
+                                                         "--remove-section -e --edit": "changes configuration",
+                                                         "--list -l --get-regexp": f"prints many keys: {LISTING}",
+                                                         "--includes": "reads every file include.path names, "
+                                                         "which can be any INI-shaped credential file"},
                        operands="names", check=_config_check,
-                       ok=("git config --get user.name", "git config --list", "git config get user.email",
-                           "git config user.name", "git config --global core.pager"),
-                       ask=("git config user.name x", "git config --unset a.b", "git config --add a.b c")),
+                       ok=("git config --get user.name", "git config get user.email", "git config user.name",
+                           "git config --global core.pager", "git config --get remote.origin.url"),
+                       ask=("git config user.name x", "git config --unset a.b", "git config --add a.b c",
+                            "git config --list", "git config -l", "git config list", "git config --includes --list",
+                            "git config --get-regexp '.*'", "git config --get http.extraHeader",
+                            "git config --includes --get pypi.password")),
     "help": git_spec("help", "-a --all -g --guides -c --config --user-interfaces --developer-interfaces",
                      operands="none", ok=("git help -a",), ask=("git help log",)),
 }
