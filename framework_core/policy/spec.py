@@ -97,6 +97,7 @@ class Spec:
     needs: Need | None = None
     refuse: tuple[Refuse, ...] = ()
     check: Callable[[list[str], list[str]], str | None] | None = None  # (args, operands) -> why not harmless
+    revisions: bool = False  # operands are git revisions and pathspecs (`policy/git_objects.py` judges them)
     prints: str = ""  # what secret its output is, when it parses (journalctl, crontab -l, docker inspect): it asks
     ok: tuple[str, ...] = ()  # examples that must be harmless
     ask: tuple[str, ...] = ()  # examples that must not be

@@ -81,14 +81,14 @@ GIT_SUBS: dict[str, Spec] = {
     "status": git_spec("status", "-s --short -b --branch --show-stash --porcelain? --long -v --verbose -u? "
                        "--untracked-files? --ignore-submodules? --ignored? -z --column? --no-column --ahead-behind "
                        "--no-ahead-behind --renames --no-renames --find-renames? -h", operands="names"),
-    "log": git_spec("log", DIFF + " " + LOG, DIFF_RISK, operands="names"),
-    "show": git_spec("show", DIFF + " " + LOG, DIFF_RISK, operands="names"),
-    "whatchanged": git_spec("whatchanged", DIFF + " " + LOG, DIFF_RISK, operands="names"),
-    "diff": git_spec("diff", DIFF, DIFF_RISK, operands="files"),
+    "log": git_spec("log", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True),
+    "show": git_spec("show", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True),
+    "whatchanged": git_spec("whatchanged", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True),
+    "diff": git_spec("diff", DIFF, DIFF_RISK, operands="files", revisions=True),
     "diff-tree": git_spec("diff-tree", DIFF + " -r -t --root --stdin --no-commit-id -v --pretty? --always",
-                          DIFF_RISK, operands="names"),
+                          DIFF_RISK, operands="names", revisions=True),
     "diff-files": git_spec("diff-files", DIFF + " -q", DIFF_RISK, operands="names"),
-    "diff-index": git_spec("diff-index", DIFF + " -m", DIFF_RISK, operands="names"),
+    "diff-index": git_spec("diff-index", DIFF + " -m", DIFF_RISK, operands="names", revisions=True),
     "range-diff": git_spec("range-diff", DIFF + " --creation-factor= --no-dual-color --left-only --right-only",
                            DIFF_RISK, operands="names"),
     "shortlog": git_spec("shortlog", LOG + " -n --numbered -s --summary -e --email -c --committer -w? --group=",
@@ -97,7 +97,7 @@ GIT_SUBS: dict[str, Spec] = {
                       "--line-porcelain --incremental --encoding= --contents=:read --date= --progress --no-progress "
                       "-M? -C? --ignore-rev= --ignore-revs-file=:read --color-lines --color-by-age --minimal -s -e "
                       "--show-email -w -f --show-name -n --show-number --abbrev? -c --score-debug -h",
-                      operands="names"),
+                      operands="names", revisions=True),
     "grep": git_spec("grep", "-n --line-number -i --ignore-case -I -w --word-regexp -v --invert-match -l "
                      "--files-with-matches --name-only -L --files-without-match -c --count -h -H --full-name -e= "
                      "-f=:read -E --extended-regexp -G --basic-regexp -F --fixed-strings -P --perl-regexp --and --or "
@@ -107,7 +107,7 @@ GIT_SUBS: dict[str, Spec] = {
                      "--color? --no-color --break --heading -p --show-function -W --function-context --threads= -z "
                      "--null -m= --max-count= -N",
                      {"-O? --open-files-in-pager?": "runs a program on the matching files",
-                      "--textconv": "runs configured text conversion programs"}, operands="pattern"),
+                      "--textconv": "runs configured text conversion programs"}, operands="pattern", revisions=True),
     "rev-parse": git_spec("rev-parse", "--verify -q --quiet --short? --abbrev-ref? --symbolic --symbolic-full-name "
                           "--show-toplevel --show-prefix --show-cdup --git-dir --git-common-dir --absolute-git-dir "
                           "--is-inside-work-tree --is-inside-git-dir --is-bare-repository --is-shallow-repository "
@@ -123,14 +123,17 @@ GIT_SUBS: dict[str, Spec] = {
                          "--sparse --resolve-undo", operands="names"),
     "ls-tree": git_spec("ls-tree", "-d -r -t -l --long -z --name-only --name-status --object-only --full-name "
                         "--full-tree --abbrev? --format=", operands="names"),
-    "cat-file": git_spec("cat-file", "-t -s -e -p --batch? --batch-check? --batch-command? --batch-all-objects "
+    "cat-file": git_spec("cat-file", "-t -s -e -p --batch-check? --batch-all-objects "
                          "--follow-symlinks --unordered --buffer -z -Z --allow-unknown-type --use-mailmap --mailmap "
-                         "--path=", {"--textconv --filters": "runs configured conversion programs"},
-                         operands="names"),
+                         "--path=", {"--textconv --filters": "runs configured conversion programs",
+                                     "--batch? --batch-command?": "prints every object named on its input (with "
+                                     "--batch-all-objects, every file ever committed)"},
+                         operands="names", revisions=True),
     "describe": git_spec("describe", "--all --tags --contains --abbrev= --candidates= --exact-match --debug --long "
                          "--match= --exclude= --always --first-parent --dirty? --broken?", operands="names"),
     "reflog": git_spec("reflog", DIFF + " " + LOG, DIFF_RISK, operands="none",
-                       subcommands={"show": git_spec("show", DIFF + " " + LOG, DIFF_RISK, operands="names")}),
+                       subcommands={"show": git_spec("show", DIFF + " " + LOG, DIFF_RISK, operands="names",
+                                                     revisions=True)}),
     "count-objects": git_spec("count-objects", "-v --verbose -H --human-readable", operands="none"),
     "version": git_spec("version", "--build-options", operands="none"),
     "merge-base": git_spec("merge-base", "-a --all --octopus --independent --is-ancestor --fork-point",
@@ -181,7 +184,8 @@ GIT_SUBS: dict[str, Spec] = {
                          needs=Need(frozenset({"-n"}), "git remote show asks the remote (network)"))}),
     "stash": git_spec("stash", "", operands="none", sub_required=True, subcommands={
         "list": git_spec("list", DIFF + " " + LOG, DIFF_RISK, operands="none"),
-        "show": git_spec("show", DIFF + " -u --include-untracked --only-untracked", DIFF_RISK, operands="names")}),
+        "show": git_spec("show", DIFF + " -u --include-untracked --only-untracked", DIFF_RISK, operands="names",
+                         revisions=True)}),
     "worktree": git_spec("worktree", "", operands="none", sub_required=True, subcommands={
         "list": git_spec("list", "--porcelain -v --verbose --expire= -z", operands="none")}),
     "submodule": git_spec("submodule", "-q --quiet", operands="none", sub_required=True, subcommands={
@@ -211,10 +215,20 @@ GIT_SPEC = Spec("git", {**parse_opts("--no-pager -P --no-replace-objects --liter
                                 "--bare --list-cmds=", "risk", "points git at other configuration or runs a pager")},
            operands="none", abbrev=False, cluster=False, subcommands=GIT_SUBS,
            ok=("git status", "git log --oneline -5", "git diff", "git -C sub status", "git --no-pager log -1",
-               "git show HEAD:README.md", "git log --stat=80", "git grep -n foo", "git stash list", "git remote -v"),
+               "git show HEAD:README.md", "git log --stat=80", "git grep -n foo", "git stash list", "git remote -v",
+               "git log -p -- src/main.py", "git grep foo -- '*.py'", "git cat-file -p HEAD:README.md",
+               "git cat-file --batch-all-objects --batch-check", "git log -S foo --oneline", "git diff HEAD~1 -- src",
+               "git stash show -p"),
            ask=("git log --output=~/.bashrc", "git log --outp=x", "git grep --open-files=sh x", "git grep -Ovim x",
                 "git -c core.pager=sh log", "git -C /tmp/evil status", "git -C ../x status", "git log --help",
-                "git diff --ext-diff", "git remote show origin", "git stash", "git push", "git fetch"))
+                "git diff --ext-diff", "git remote show origin", "git stash", "git push", "git fetch",
+                "git show HEAD:.env", "git show main:config/secrets.yml", "git cat-file -p HEAD:.env",
+                "git show :.env", "git show :0:.env", "git log -p --all -S AKIA", "git log -G password -p",
+                "git log -pS AKIA", "git cat-file --batch-all-objects --batch", "git cat-file --batch",
+                "git cat-file -p 3f2a1b9c", "git show stash@{0}:.env", "git stash show -p stash@{0} -- .env",
+                "git whatchanged -p -- .env", "git log -p -- '.e[n]v'", "git log -p -- ':(glob)**/.env'",
+                "git diff HEAD~1 -- ':(icase).ENV'", "git grep AKIA -- '.e[n]v'", "git grep AKIA HEAD -- '*nv'",
+                "git log -p -- ':!src' .env", "git blame .env", "git reflog show -p -- .env"))
 
 #: A grant for `git` followed by one of these covers only the exact command: they destroy work or point git
 #: elsewhere.
