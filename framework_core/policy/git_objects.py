@@ -14,6 +14,7 @@ import re
 from typing import Callable
 
 from framework_core.policy.context import Ctx, Word
+from framework_core.policy.paths import glob_match, show
 
 Read = Callable[[Word, str, bool, Ctx], "tuple[str, str]"]
 MAGIC = re.compile(r"^:\(([^)]*)\)(.*)$", re.S)
@@ -87,3 +88,16 @@ def _forms(path: str, pattern: bool, icase: bool) -> list[str]:
         dotted = "/".join("." + p if p[:1] in ("*", "?", "[") else p for p in parts)
         forms += [dotted, "*/" + forms[0].lstrip("*/")]
     return [f for f in forms if f]
+
+
+#: git's configuration files: remote URLs, http.extraHeader and include.path can put a token in them.
+CONFIG_FILE = re.compile(r"(?:^|/)\.git/(?:(?:modules|worktrees)/.+/)?config(?:\.worktree)?|(?:^|/)\.gitconfig|"
+                         r"(?:^|/)\.config/git/config|/etc/gitconfig")
+CONFIG_SAMPLES = (".git/config", ".git/config.worktree", "/home/§/.gitconfig", "/home/§/.config/git/config")
+
+
+def config_file_reason(path: str, glob: bool) -> str | None:
+    """Reading a git configuration file (`cat .git/config`) prints what `git config -l` would: it asks."""
+    if CONFIG_FILE.fullmatch(path) or (glob and any(glob_match(c, path) for c in CONFIG_SAMPLES)):
+        return f"git configuration {show(path)} (remote URLs and http.extraHeader can hold tokens)"
+    return None

@@ -12,7 +12,7 @@ import posixpath
 from functools import lru_cache
 
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
-from framework_core.policy.git_objects import history_problem, operand_problem
+from framework_core.policy.git_objects import config_file_reason, history_problem, operand_problem
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.paths import (device_reason, holds_secrets, read_location_problem, secret_reason, show,
                                          write_reason)
@@ -127,7 +127,7 @@ def read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, st
     for t in resolve(word, ctx):
         if t.unknown:
             return f"reads a file named only at run time ({t.unknown})", ""
-        why = secret_reason(t.path, t.glob)
+        why = secret_reason(t.path, t.glob) or config_file_reason(t.path, t.glob)
         if why:
             return f"reads {why}", why
         device = device_reason(t.path) if t.path not in ("/dev/urandom", "/dev/random", "/dev/zero") else None

@@ -106,8 +106,11 @@ PROGRAMS: list[Entry] = [
          ok=("ls", "ls -la", "ls -la src/", "ls --color=auto", "ls -lhS", "ls -1 --group-directories-first",
              "ls --all", "ls --almost", "ls -R src"), ask=("ls --foo", "ls --hyperlink=always --bogus", "ls -R ~"))),
     spec("cat", "-A --show-all -b --number-nonblank -e -E --show-ends -n --number -s --squeeze-blank -t -T "
-         "--show-tabs -u -v --show-nonprinting", ok=("cat README.md", "cat -n src/main.py", "cat a b"),
-         ask=("cat ~/.ssh/id_rsa", "cat .env", "cat /proc/1/environ", "cat -x f")),
+         "--show-tabs -u -v --show-nonprinting", ok=("cat README.md", "cat -n src/main.py", "cat a b",
+                                                     "cat /proc/self/status", "cat /dev/fd/0", "cat .git/HEAD"),
+         ask=("cat ~/.ssh/id_rsa", "cat .env", "cat /proc/1/environ", "cat -x f", "cat .git/config",
+              "cat /proc/self/task/*/root/etc/shadow", "cat /proc/thread-self/root/etc/sudoers", "cat /dev/fd/5",
+              "cat /proc/self/task/1/cwd/../../etc/shadow")),
     spec("head", "-c= --bytes= -n= --lines= -q --quiet --silent -v --verbose -z --zero-terminated -N",
          ok=("head -n 50 app.log", "head -5 f", "head --lines=3 f", "head -n5 f"), ask=("head .env.local",)),
     spec("tail", "-c= --bytes= -f --follow? -F -n= --lines= --max-unchanged-stats= --pid= -q --quiet --silent "

@@ -17,11 +17,13 @@ ASK = ["git show HEAD:.env", "git show HEAD:config/secrets.yml", "git cat-file -
        "git whatchanged -p -- .env", "git log -p -- '.e[n]v'", "git log -p -- ':(glob)**/.env'",
        "git diff HEAD~1 -- ':(icase).ENV'", "git grep AKIA -- '.e[n]v'", "git grep -e AKIA HEAD -- '*nv'",
        "git blame .env", "git show HEAD:.ssh/id_rsa", "git log -p -- ':(top,icase)CONFIG/Secrets.yml'",
-       "git reflog show -p -- .env", "git show \"$REV\""]
+       "git reflog show -p -- .env", "git show \"$REV\"", "cat .git/config", "grep url .git/config",
+       "cat .git/modules/sub/config"]
 SAFE = ["git show HEAD", "git show HEAD:README.md", "git log -p -- src/main.py", "git grep foo -- '*.py'",
         "git diff HEAD~1 -- src", "git cat-file -p HEAD:README.md", "git cat-file -t HEAD",
         "git cat-file --batch-all-objects --batch-check", "git log -S foo --oneline", "git log main..feature",
-        "git show v1.0:docs/index.md", "git log -p -- ':!package-lock.json'", "git stash show -p", "git log --stat"]
+        "git show v1.0:docs/index.md", "git log -p -- ':!package-lock.json'", "git stash show -p", "git log --stat",
+        "cat .git/HEAD", "cat .gitignore"]
 
 
 @pytest.mark.parametrize("cmd", ASK)
