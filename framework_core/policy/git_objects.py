@@ -42,7 +42,7 @@ def operand_problem(w: Word, ctx: Ctx, read: Read) -> tuple[str, str]:
 
 def history_problem(seen: set[str], program: str, operands: list[str], args: list[str]) -> str:
     """A search of the history's contents that prints the patches it finds, or an object by its bare id."""
-    patches = seen & PATCHES or any(_patch_cluster(a) for a in args) or (
+    patches = seen & PATCHES or any(patch_cluster(a) for a in args) or (
         program == "show" and not seen & {"-s", "--no-patch"})  # git show prints patches unless told not to
     if seen & PICKAXE and patches:
         return "searches every commit's contents (-S/-G) and prints the patches: any secret ever committed"
@@ -53,7 +53,7 @@ def history_problem(seen: set[str], program: str, operands: list[str], args: lis
     return ""
 
 
-def _patch_cluster(arg: str) -> bool:
+def patch_cluster(arg: str) -> bool:
     return arg.startswith("-") and not arg.startswith("--") and "p" in arg[1:] and arg[1:2] not in ("S", "G")
 
 

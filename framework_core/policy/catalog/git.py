@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from framework_core.policy.catalog.entry import Program, net
-from framework_core.policy.spec import Need, Spec, parse_opts, spec
+from framework_core.policy.spec import Need, Refuse, Spec, parse_opts, spec
 
 W = "writes or changes the repository"
 
@@ -31,7 +31,11 @@ DIFF = ("-p -u --patch -s --no-patch --raw --patch-with-raw --patch-with-stat --
         "--ita-invisible-in-index --ita-visible-in-index -O=:read --cc -c --dd -m --remerge-diff? --no-diff-merges "
         "--diff-merges= --combined-all-paths --full-diff --cached --staged --merge-base -0 -1 -2 -3 --base --ours "
         "--theirs --no-index -h")
-DIFF_RISK = {"--output=:write": "writes the output to a file",
+#: Checking a signature runs gpg, or whatever program gpg.program (gpg.ssh.program …) names.
+SIGNATURES = "checks signatures, which runs the program gpg.program names (gpg by default)"
+#: `%G?`, `%GS`, `%GK` … in a format check each commit's signature.
+SIGNATURE_FORMAT = Refuse("word", r"%G", f"a format with %G placeholders {SIGNATURES}")
+DIFF_RISK = {"--show-signature": SIGNATURES, "--output=:write": "writes the output to a file",
              "--ext-diff": "runs the configured external diff program",
              "--textconv": "runs configured text conversion programs"}
 LOG = ("--oneline --graph --no-graph --decorate? --no-decorate --decorate-refs= --decorate-refs-exclude= "
@@ -43,7 +47,7 @@ LOG = ("--oneline --graph --no-graph --decorate? --no-decorate --decorate-refs= 
        "--children --left-right --left-only --right-only --cherry-pick --cherry-mark --cherry --boundary "
        "--topo-order --date-order --author-date-order --walk-reflogs -g --source --use-mailmap --mailmap "
        "--no-use-mailmap --log-size --full-history --dense --sparse --simplify-merges --simplify-by-decoration "
-       "--ancestry-path? --show-pulls --first-parent --exclude-first-parent-only --show-signature --notes? "
+       "--ancestry-path? --show-pulls --first-parent --exclude-first-parent-only --notes? "
        "--no-notes --show-notes? --standard-notes --no-standard-notes -L= --encoding= --expand-tabs? "
        "--no-expand-tabs --show-linear-break? --not --no-walk? --do-walk --count --in-commit-order --bisect "
        "--reflog --single-worktree --ignore-missing --stdin --alternate-refs --graph-lane-limit= --follow -N")
@@ -81,9 +85,12 @@ GIT_SUBS: dict[str, Spec] = {
     "status": git_spec("status", "-s --short -b --branch --show-stash --porcelain? --long -v --verbose -u? "
                        "--untracked-files? --ignore-submodules? --ignored? -z --column? --no-column --ahead-behind "
                        "--no-ahead-behind --renames --no-renames --find-renames? -h", operands="names"),
-    "log": git_spec("log", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True),
-    "show": git_spec("show", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True),
-    "whatchanged": git_spec("whatchanged", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True),
+    "log": git_spec("log", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True,
+                   refuse=(SIGNATURE_FORMAT,)),
+    "show": git_spec("show", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True,
+                   refuse=(SIGNATURE_FORMAT,)),
+    "whatchanged": git_spec("whatchanged", DIFF + " " + LOG, DIFF_RISK, operands="names", revisions=True,
+                   refuse=(SIGNATURE_FORMAT,)),
     "diff": git_spec("diff", DIFF, DIFF_RISK, operands="files", revisions=True),
     "diff-tree": git_spec("diff-tree", DIFF + " -r -t --root --stdin --no-commit-id -v --pretty? --always",
                           DIFF_RISK, operands="names", revisions=True),
@@ -129,8 +136,11 @@ GIT_SUBS: dict[str, Spec] = {
                                      "--batch? --batch-command?": "prints every object named on its input (with "
                                      "--batch-all-objects, every file ever committed)"},
                          operands="names", revisions=True),
-    "describe": git_spec("describe", "--all --tags --contains --abbrev= --candidates= --exact-match --debug --long "
-                         "--match= --exclude= --always --first-parent --dirty? --broken?", operands="names"),
+    "describe": git_spec("describe", "--all --tags --contains --abbrev? --candidates= --exact-match --debug --long "
+                         "--match= --exclude= --always --first-parent",
+                         {"--dirty? --broken?": "refreshes the index, which runs the core.fsmonitor hook and the "
+                          "clean filters the configuration names"}, operands="names",
+                         ok=("git describe --tags --always",), ask=("git describe --dirty", "git describe --broken")),
     "reflog": git_spec("reflog", DIFF + " " + LOG, DIFF_RISK, operands="none",
                        subcommands={"show": git_spec("show", DIFF + " " + LOG, DIFF_RISK, operands="names",
                                                      revisions=True)}),
@@ -147,7 +157,8 @@ GIT_SUBS: dict[str, Spec] = {
                              "--omit-empty --exclude= --stdin", operands="names"),
     "rev-list": git_spec("rev-list", LOG + " --objects --objects-edge --no-object-names --object-names "
                          "--disk-usage? --header --timestamp --quiet --bisect-vars --bisect-all --missing= "
-                         "--filter= --no-filter --filter-print-omitted --indexed-objects --unpacked", operands="names"),
+                         "--filter= --no-filter --filter-print-omitted --indexed-objects --unpacked", operands="names",
+                         refuse=(SIGNATURE_FORMAT,)),
     "check-ignore": git_spec("check-ignore", "-q --quiet -v --verbose --stdin -z -n --non-matching --no-index",
                              operands="names"),
     "check-attr": git_spec("check-attr", "-a --all --cached --stdin -z --source=", operands="names"),
@@ -157,8 +168,10 @@ GIT_SUBS: dict[str, Spec] = {
                             "--no-color --more= --list --merge-base --independent --no-name --sha1-name --sparse "
                             "-g --reflog?", operands="names"),
     "cherry": git_spec("cherry", "-v --abbrev?", operands="names"),
-    "verify-commit": git_spec("verify-commit", "-v --verbose --raw", operands="names"),
-    "verify-tag": git_spec("verify-tag", "-v --verbose --raw --format=", operands="names"),
+    "verify-commit": git_spec("verify-commit", "-v --verbose --raw", operands="names",
+                              refuse=(Refuse("word", "", f"git verify-commit {SIGNATURES}"),)),
+    "verify-tag": git_spec("verify-tag", "-v --verbose --raw --format=", operands="names",
+                           refuse=(Refuse("word", "", f"git verify-tag {SIGNATURES}"),)),
     "fsck": git_spec("fsck", "--unreachable --dangling --no-dangling --root --tags --cache --no-reflogs --full "
                      "--no-full --connectivity-only --strict --verbose --progress --no-progress --name-objects "
                      "--no-name-objects", {"--lost-found": "writes dangling objects into .git/lost-found"},
@@ -174,10 +187,10 @@ GIT_SUBS: dict[str, Spec] = {
                        ask=("git branch -D feature", "git branch new", "git branch --del x",
                             "git branch --abbrev feature")),
     "tag": git_spec("tag", "-l --list -n? --sort= --contains= --no-contains= --merged= --no-merged= --points-at= "
-                    "--format= --column? --no-column -i --ignore-case --color? --omit-empty -v --verify",
-                    {"-a --annotate -s --sign -u= --local-user= -f --force -d --delete -m= --message= -F= --file= "
-                     "-e --edit --cleanup= --create-reflog --trailer=": W}, operands="names",
-                    needs=_needs_list("tag", "-l --list -v --verify")),
+                    "--format= --column? --no-column -i --ignore-case --color? --omit-empty",
+                    {"-v --verify": SIGNATURES, "-a --annotate -s --sign -u= --local-user= -f --force -d --delete -m= "
+                     "--message= -F= --file= -e --edit --cleanup= --create-reflog --trailer=": W}, operands="names",
+                    needs=_needs_list("tag", "-l --list")),
     "remote": git_spec("remote", "-v --verbose", operands="none", subcommands={
         "get-url": git_spec("get-url", "--push --all", operands="names", max_operands=1),
         "show": git_spec("show", "-n", operands="names",
@@ -228,7 +241,9 @@ GIT_SPEC = Spec("git", {**parse_opts("--no-pager -P --no-replace-objects --liter
                 "git cat-file -p 3f2a1b9c", "git show stash@{0}:.env", "git stash show -p stash@{0} -- .env",
                 "git whatchanged -p -- .env", "git log -p -- '.e[n]v'", "git log -p -- ':(glob)**/.env'",
                 "git diff HEAD~1 -- ':(icase).ENV'", "git grep AKIA -- '.e[n]v'", "git grep AKIA HEAD -- '*nv'",
-                "git log -p -- ':!src' .env", "git blame .env", "git reflog show -p -- .env"))
+                "git log -p -- ':!src' .env", "git blame .env", "git reflog show -p -- .env",
+                "git log --show-signature", "git show --show-signature HEAD", "git verify-commit HEAD",
+                "git verify-tag v1.0", "git tag -v v1.0", "git log --format=%G?", "git log --pretty='%h %GS'"))
 
 #: A grant for `git` followed by one of these covers only the exact command: they destroy work or point git
 #: elsewhere.
