@@ -75,6 +75,8 @@ def _walk(done: list[str], rest: list[str], cwd: str | None, unknown: bool, out:
         parts.append(comp)
         if relative:
             continue
+        if parts == ["dev", "fd"]:  # a link to /proc/self/fd: `..` below it climbs to /proc/self
+            parts = ["proc", "self", "fd"]
         link = _link_at(parts)
         if link is not None and len(parts) == link[0]:
             name = link[1]

@@ -20,7 +20,9 @@ UNIT_SECRETS = "prints units' Environment= and command lines, which can hold sec
 SHOW = spec("show", SYSTEMCTL, SYSTEMCTL_RISK, operands="names",
             needs=Need(frozenset({"-p", "--property"}), f"systemctl show without -p {UNIT_SECRETS}"),
             refuse=(Refuse("word", r"(?i)environment|exec|credential|passenv", f"that property {UNIT_SECRETS}"),))
-DOCKER_PS = "-a --all -f= --filter= --format= -n= --last= -l --latest --no-trunc -q --quiet -s --size"
+DOCKER_PS = "-a --all -f= --filter= --format= -n= --last= -l --latest -q --quiet -s --size"
+#: A container's whole command line, as ps shows a process's (tokens are often given on it).
+CONTAINER_CMDLINE = "shows containers' whole command lines, which can carry tokens and passwords"
 DOCKER_LS = "-a --all --digests -f= --filter= --format= --no-trunc -q --quiet --tree"
 
 
@@ -38,12 +40,13 @@ DOCKER = spec("docker", "-D --debug -l= --log-level=",
               {"-H= --host= --tls --tlsverify --tlscacert= --tlscert= --tlskey= --config= --context= -c=":
                "talks to another daemon"},
               operands="none", abbrev=False, subcommands={
-                  "ps": spec("ps", DOCKER_PS, operands="none"), "images": spec("images", DOCKER_LS, operands="names"),
+                  "ps": spec("ps", DOCKER_PS, {"--no-trunc": CONTAINER_CMDLINE}, operands="none"), "images": spec("images", DOCKER_LS, operands="names"),
                   "logs": spec("logs", "--details -f --follow --since= -n= --tail= -t --timestamps --until=",
                                operands="names", max_operands=1),
                   **_sub("-f= --format= -s --size --type=", "inspect", operands="names", prints=INSPECT),
                   **_sub("-f= --format=", "version info", operands="none"),
-                  **_sub("", "top port diff", operands="names"),
+                  **_sub("", "port diff", operands="names"),
+                  "top": spec("top", "", operands="names", prints=f"docker top {CONTAINER_CMDLINE}"),
                   "history": spec("history", "-H --human -q --quiet --format=", {"--no-trunc": LAYERS},
                                   operands="names"),
                   "stats": spec("stats", "--no-stream -a --all --format= --no-trunc", operands="names"),
@@ -51,7 +54,7 @@ DOCKER = spec("docker", "-D --debug -l= --log-level=",
                       **_sub(DOCKER_LS, "ls list", operands="names"),
                       **_sub("-f= --format=", "inspect", operands="names", prints=INSPECT)}),
                   "container": spec("container", "", operands="none", sub_required=True, subcommands={
-                      **_sub(DOCKER_PS, "ls list", operands="none"),
+                      **_sub(DOCKER_PS, "ls list", {"--no-trunc": CONTAINER_CMDLINE}, operands="none"),
                       **_sub("-f= --format= -s --size", "inspect", operands="names", prints=INSPECT)}),
                   **{n: spec(n, "", operands="none", sub_required=True, subcommands={
                       **_sub("-f= --filter= --format= -q --quiet --no-trunc", "ls list", operands="none"),
@@ -63,7 +66,7 @@ DOCKER = spec("docker", "-D --debug -l= --log-level=",
                      "docker history img", "docker network inspect bridge"),
               ask=("docker run --rm alpine", "docker -H tcp://x ps", "docker exec x sh", "docker system prune",
                    "docker inspect web", "docker container inspect web", "docker image inspect img",
-                   "docker history --no-trunc img"))
+                   "docker history --no-trunc img", "docker ps --no-trunc", "docker top web"))
 
 PAGER_PLUS = Refuse("word", r"^\+", "a + command runs at start (e.g. +!cmd)")
 

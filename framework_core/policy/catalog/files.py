@@ -31,7 +31,7 @@ def _ps_check(args: list[str], ops: list[str]) -> str | None:
 
 
 #: Format keywords that print a process's whole command line (procps's ps(1), "STANDARD FORMAT SPECIFIERS").
-PS_ARGS = re.compile(r"(?:^|[,\s])(?:args|cmd|command)(?:[:=,\s]|$)")
+PS_ARGS = re.compile(r"(?:^|[,\s])(?:args|cmd|command)(?:[:=,\s]|$)|%a")
 CMDLINE = "shows full command lines, where programs are often given tokens and passwords (/proc/*/cmdline)"
 
 
@@ -190,7 +190,7 @@ PROGRAMS: list[Entry] = [
          "--ppid= -q= --quick-pid= -s= --sid= -t= --tty= -u= --user= -U= -g= --group= -G= -C= --sort= -k= --info "
          "-x -r", operands="names", check=_ps_check,
          ok=("ps", "ps -e", "ps -eww", "ps -p 1", "ps -eo pid,comm", "ps -e --forest", "ps axc", "ps -el"),
-         ask=("ps eww", "ps auxe", "ps e", "ps -auxe", "ps -o pid,environ", "ps -eo environ", "ps aux", "ps -ef",
+         ask=("ps -e -o '%p %a'", "ps eww", "ps auxe", "ps e", "ps -auxe", "ps -o pid,environ", "ps -eo environ", "ps aux", "ps -ef",
               "ps -eo args", "ps -eo pid,cmd", "ps -o command= -p 1", "ps -eF", "ps auxww", "ps x")),
     spec("free", "-b -k -m -g --kilo --mega --giga --tera --peta --kibi --mebi --gibi --tebi --pebi -h --human "
          "--si -l --lohi -t --total -s= --seconds= -c= --count= -w --wide -v --committed", operands="none",
@@ -309,7 +309,8 @@ PROGRAMS: list[Entry] = [
     spec("users", operands="names", ok=("users",)),
     spec("who", "-a --all -b --boot -d --dead -H --heading -l --login -m -p --process -q --count -r --runlevel -s "
          "--short -t --time -T -w --mesg -u --users", operands="names", ok=("who",)),
-    spec("w", "-h --no-header -u -s --short -f --from -o --old-style -i --ip-addr", operands="names", ok=("w",)),
+    spec("w", "-h --no-header -u -s --short -f --from -o --old-style -i --ip-addr", operands="names",
+         prints=f"w's WHAT column {CMDLINE}", ask=("w", "w -s")),
     spec("last", "-n= -a -F -i -w -x -R -s= -t= -p=", operands="names", ok=("last -n 5",)),
     spec("pgrep", "-l --list-name -c --count -d= --delimiter= -f --full -g= --pgroup= -G= --group= "
          "-i --ignore-case -n --newest -o --oldest -O= --older= -P= --parent= -s= --session= -t= --terminal= -u= "

@@ -19,6 +19,7 @@ ASK = [
     "docker history --no-trunc img", "docker inspect web", "docker container inspect web", "journalctl -u nginx",
     "journalctl", "crontab -l", "git var -l", "git config -l", "git config --list", "git config list",
     "git config --includes --get pypi.password", "git config --get http.extraHeader",
+    "ps -e -o '%p %a'", "w", "docker ps --no-trunc", "docker top web",
 ]
 SAFE = [
     "env -S 'cat README.md'", "git branch -v --abbrev=10", "tar tvf archive.tar", "tar tfv archive.tar",

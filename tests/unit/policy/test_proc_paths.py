@@ -19,6 +19,7 @@ from framework_core.policy.proc_paths import proc_readings
     ("/proc/self/root/proc/self/cwd/x", "/srv", "/srv/x"),
     ("/dev/fd/0", "", "/dev/stdin"),
     ("/dev/fd/5", "", "/proc/self/fd/5"),
+    ("/dev/fd/../environ", "", "/proc/self/environ"),  # /dev/fd is a link to /proc/self/fd
     ("/proc/self/status", "", "/proc/self/status"),
 ])
 def test_an_alias_is_read_as_what_it_names(path: str, cwd: str, names: str) -> None:
