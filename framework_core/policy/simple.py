@@ -199,7 +199,8 @@ def _dump_flow(argv: list[str], verdict: Verdict) -> Flow:
 
 
 #: The reasons catalog entries give for read-only forms whose output carries secrets.
-PRINTS_SECRETS = re.compile(r"(full|whole) command|command lines|tokens|passwords|can hold secrets|secrets\) included|can be a credential")
+PRINTS_SECRETS = re.compile(r"(full|whole) command|command lines|tokens|passwords|can hold secrets|"
+                            r"secrets\) included|can be a credential")
 
 
 def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:

@@ -40,7 +40,8 @@ DOCKER = spec("docker", "-D --debug -l= --log-level=",
               {"-H= --host= --tls --tlsverify --tlscacert= --tlscert= --tlskey= --config= --context= -c=":
                "talks to another daemon"},
               operands="none", abbrev=False, subcommands={
-                  "ps": spec("ps", DOCKER_PS, {"--no-trunc": CONTAINER_CMDLINE}, operands="none"), "images": spec("images", DOCKER_LS, operands="names"),
+                  "ps": spec("ps", DOCKER_PS, {"--no-trunc": CONTAINER_CMDLINE}, operands="none"),
+                  "images": spec("images", DOCKER_LS, operands="names"),
                   "logs": spec("logs", "--details -f --follow --since= -n= --tail= -t --timestamps --until=",
                                operands="names", max_operands=1),
                   **_sub("-f= --format= -s --size --type=", "inspect", operands="names", prints=INSPECT),

@@ -190,8 +190,9 @@ PROGRAMS: list[Entry] = [
          "--ppid= -q= --quick-pid= -s= --sid= -t= --tty= -u= --user= -U= -g= --group= -G= -C= --sort= -k= --info "
          "-x -r", operands="names", check=_ps_check,
          ok=("ps", "ps -e", "ps -eww", "ps -p 1", "ps -eo pid,comm", "ps -e --forest", "ps axc", "ps -el"),
-         ask=("ps -e -o '%p %a'", "ps eww", "ps auxe", "ps e", "ps -auxe", "ps -o pid,environ", "ps -eo environ", "ps aux", "ps -ef",
-              "ps -eo args", "ps -eo pid,cmd", "ps -o command= -p 1", "ps -eF", "ps auxww", "ps x")),
+         ask=("ps -e -o '%p %a'", "ps eww", "ps auxe", "ps e", "ps -auxe", "ps -o pid,environ", "ps -eo environ",
+              "ps aux", "ps -ef", "ps -eo args", "ps -eo pid,cmd", "ps -o command= -p 1", "ps -eF", "ps auxww",
+              "ps x")),
     spec("free", "-b -k -m -g --kilo --mega --giga --tera --peta --kibi --mebi --gibi --tebi --pebi -h --human "
          "--si -l --lohi -t --total -s= --seconds= -c= --count= -w --wide -v --committed", operands="none",
          ok=("free -m", "free -h")),

@@ -28,7 +28,8 @@ def action(cmd: str, runs: tuple[str, ...]) -> str:
 
 @pytest.mark.parametrize(("cmd", "runs"), [
     ("git status", ("core.fsmonitor",)), ("git diff", ("core.fsmonitor",)), ("git status", ("filter.lfs.clean",)),
-    ("git diff", ("diff.pdf.textconv",)), ("git log -p", ("diff.pdf.textconv",)), ("git show HEAD", ("diff.x.command",)),
+    ("git diff", ("diff.pdf.textconv",)), ("git log -p", ("diff.pdf.textconv",)),
+    ("git show HEAD", ("diff.x.command",)),
     ("git log -p", ("include.path",)), ("ls && git status", ("core.fsmonitor",)),
 ])
 def test_reading_commands_ask_where_the_repository_configures_a_program(cmd: str, runs: tuple[str, ...]) -> None:
