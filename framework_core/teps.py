@@ -26,6 +26,7 @@ from framework_core.lial_core import ToolRequest, ToolResult, ToolStatus
 from framework_core.policy.decide import CallFacts, Decision, PolicyState, decide
 from framework_core.policy.levels import Level
 from framework_core.tools.base import ActionPreview, ToolContext, ToolRegistry, ToolSpec
+from framework_core.sandbox.git_runs import workspace_git_runs
 
 if TYPE_CHECKING:
     from framework_core.config.load import LoadedConfig
@@ -294,8 +295,8 @@ class TEPSEngine(TepsControls):
         return CallFacts(tool_name=spec.name, kind=spec.kind, source=spec.source, permission=spec.permission,
                          command=str(command) if command is not None else None, path=preview.path,
                          inside_workspace=preview.inside_workspace, saved_output=preview.saved_output,
-                         home=str(Path.home()),
-                         control=self._control(spec, preview))
+                         home=str(Path.home()), control=self._control(spec, preview),
+                         git_runs=workspace_git_runs(self.workspace) if spec.kind == "bash" else ())
 
     def _control(self, spec: ToolSpec, preview: ActionPreview) -> str | None:
         """What a write to a control path can do (git hooks, .mcp.json, rule files, ...), or None."""

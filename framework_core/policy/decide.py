@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from framework_core.policy.classifier import classify_command
+from framework_core.policy.classifier import analyse, classify_command
+from framework_core.policy.git_config_runs import configured_problem
 from framework_core.policy.grants import SessionGrants, grant_options_for
 from framework_core.policy.kinds import GrantOption, Permission, ToolKind
 from framework_core.policy.levels import Level, Verdict
@@ -27,6 +28,9 @@ class CallFacts:
     home: str = ""
     control: str | None = None  # what a change to this control path can do (a write tool's target)
     saved_output: bool = False  # the path is one of this session's saved outputs (cut command or tool output)
+    #: keys of the workspace repository's git config with which reading commands run a program (core.fsmonitor,
+    #: diff.<driver>.textconv …), read by the caller; `git status` and `git diff` ask when there are any
+    git_runs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,9 @@ def _bash(facts: CallFacts, state: PolicyState) -> Decision:
     Every decision says whether the command needs the network (the sandbox gives it nothing else)."""
     cmd = facts.command or ""
     verdict = classify_command(cmd)
+    configured = configured_problem(analyse(cmd)[1], facts.git_runs) if verdict.level == Level.SAFE else ""
+    if configured:
+        verdict = Verdict(Level.NEEDS_CONFIRM, (configured,))
     net = verdict.network
     deny, allow = state.rules.match_command(cmd)
     if deny is not None:
