@@ -270,11 +270,25 @@ class TEPSEngine(TepsControls):
         except ToolArgumentError as exc:
             prep.early = self._result(req, "error", error_message=f"Invalid arguments: {exc}")
             return prep
+        except ToolError as exc:  # a call refused before anyone is asked (an edit of a file changed since it was read)
+            prep.early = self._result(req, "error", error_message=str(exc), **exc.data)
+            return prep
         except Exception as exc:  # a broken previewer must not crash the session
             prep.early = self._result(req, "error", error_message=f"Could not prepare {spec.name}: {exc}")
             return prep
-        prep.decision = decide(self._facts(spec, req, prep.preview), self.policy)
+        prep.decision = self._decide(spec, req, prep.preview)
         return prep
+
+    def _decide(self, spec: ToolSpec, req: ToolRequest, preview: ActionPreview) -> Decision:
+        """The policy's decision; a write to several files (a patch) is judged file by file, the strictest wins."""
+        if not preview.paths:
+            return decide(self._facts(spec, req, preview), self.policy)
+        from dataclasses import replace
+
+        from framework_core.policy.decide import strictest
+
+        return strictest([decide(self._facts(spec, req, replace(preview, path=p, paths=[])), self.policy)
+                          for p in preview.paths])
 
     def _facts(self, spec: ToolSpec, req: ToolRequest, preview: ActionPreview) -> CallFacts:
         command = req.parameters.get("command") if spec.kind == "bash" else None
@@ -290,8 +304,8 @@ class TEPSEngine(TepsControls):
             return None
         from framework_core.sandbox.control import control_reason
 
-        return control_reason(Path(preview.path), self.workspace, self.sandbox.protected_extra,
-                              self.sandbox.named_controls())
+        return self._each_path(preview, lambda p: control_reason(p, self.workspace, self.sandbox.protected_extra,
+                                                                 self.sandbox.named_controls()))
 
     def _implicit(self, spec: ToolSpec, preview: ActionPreview) -> str | None:
         """What makes a written file run with nothing named (auto mode asks about it), or None."""
@@ -299,7 +313,14 @@ class TEPSEngine(TepsControls):
             return None
         from framework_core.sandbox.control import implicit_reason
 
-        return implicit_reason(Path(preview.path), self.workspace)
+        return self._each_path(preview, lambda p: implicit_reason(p, self.workspace))
+
+    def _each_path(self, preview: ActionPreview, judge: Callable[[Path], str | None]) -> str | None:
+        """`judge` of the one path a write changes, or of each of a patch's paths (each named with its reason)."""
+        found = [(p, why) for p in preview.paths or [preview.path or ""] if (why := judge(Path(p)))]
+        if not preview.paths or not found:
+            return found[0][1] if found else None
+        return "; ".join(f"{os.path.relpath(p, self.workspace)}: {why}" for p, why in found)
 
     def sandbox_note(self, prep: _Prepared) -> tuple[str, bool]:
         """(what the sandbox will allow this call, whether that deserves a warning) for the approval panel."""
@@ -331,7 +352,7 @@ class TEPSEngine(TepsControls):
         req = ApprovalRequest(
             request=prep.request, preview=prep.preview, level=prep.decision.level,
             reasons=list(prep.decision.reasons), source=prep.spec.source, index=index, total=total,
-            grant_options=[] if dangerous else list(prep.decision.grant_options),
+            grant_options=[] if dangerous or prep.preview.paths else list(prep.decision.grant_options),
             default="deny" if dangerous else None,
             warning=MCP_WARNING if prep.spec.server else None, server=prep.spec.server)
         control = self._control(prep.spec, prep.preview)

@@ -63,6 +63,21 @@ def decide(facts: CallFacts, state: PolicyState) -> Decision:
     return _generic(facts, state, allow.label if allow else None)
 
 
+def strictest(decisions: list[Decision]) -> Decision:
+    """One decision for a call judged part by part (a patch's files): deny over ask over allow, the highest level,
+    every reason and match once; grant options only when every part that asks has one (none is a control path
+    or a credential)."""
+    rank = {"allow": 0, "ask": 1, "deny": 2}
+    action = max((d.action for d in decisions), key=rank.__getitem__)
+    asking = [d for d in decisions if d.action == "ask"]
+    options = tuple(o for d in asking for o in d.grant_options) if all(d.grant_options for d in asking) else ()
+    return Decision(action, max(d.level for d in decisions),
+                    tuple(dict.fromkeys(r for d in decisions for r in d.reasons)),
+                    tuple(dict.fromkeys(m for d in decisions for m in d.matched)) if action == "allow" else
+                    tuple(dict.fromkeys(m for d in decisions if d.action == action for m in d.matched)),
+                    options, any(d.network for d in decisions))
+
+
 def _bash(facts: CallFacts, state: PolicyState) -> Decision:
     """Deny rules, then the Dangerous gate, then Safe; grants and allow rules only lift NeedsConfirm.
     Every decision says whether the command needs the network (the sandbox gives it nothing else)."""

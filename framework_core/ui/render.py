@@ -343,6 +343,8 @@ def summarise_result(result: ToolResult) -> str:
             return f"read {plural(str(d['content']).count(chr(10)), 'line')} from {d['file_path']}"
         if "content" in d:
             return one_line(str(d["content"]) or "(no content)", 120)
+        if d.get("message") and "file_path" in d:  # an edit: what changed, in its own words
+            return one_line(str(d["message"]), 160)
         return "done"
     if result.status == "dry_run":
         return "dry run: shown above, not made; nothing changed"
