@@ -299,7 +299,8 @@ class Sandbox:
             self._cache["secrets"] = cached
         secrets: tuple[Secret, ...] = cached[1].secrets
         masks: list[tuple[str, str]] = []
-        hidden = [h.path.rstrip("/") + "/" for h in self._hidden() if h.is_dir]  # hidden whole: no mask inside
+        ws = str(self.workspace).rstrip("/") + "/"
+        hidden = [h.path.rstrip("/") + "/" for h in self._hidden() if h.is_dir and h.path.startswith(ws)]
         for s in secrets:
             target = str(self.workspace / s.rel)
             if not os.path.isfile(target) or os.path.islink(target) or any(target.startswith(h) for h in hidden):

@@ -11,7 +11,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import uuid
 import zipfile
 from pathlib import Path
@@ -23,6 +22,7 @@ from framework_core.core.approval import ScriptedApprover
 from framework_core.policy.decide import PolicyState
 from framework_core.policy.rules import RuleSet
 from framework_core.sandbox.probe import probe
+from tests.unit.sandbox.overlay_kit import system_python
 from framework_core.sandbox.sandbox import Sandbox
 from framework_core.teps import TEPSEngine
 
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not probe().available,
                                 reason="no sandbox on this machine: " + "; ".join(probe().missing()))
 
 ROOT = Path(__file__).resolve().parents[3]
-PYTHON = Path(sys.base_prefix) / "bin" / "python3"
+PYTHON = system_python()
 GITCONFIG = """[user]
 \tname = Ada Home
 \temail = ada@example.invalid
