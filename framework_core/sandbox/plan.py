@@ -53,6 +53,23 @@ class HomeBind:
 
 
 @dataclass(frozen=True)
+class Volatile:
+    """How to mount the overlay with `volatile` (no sync per copied-up file: the change set is read and landed
+    by LACA anyway): `unshare` and `mount` programs, and the ids the command keeps inside (`probe.py` checks
+    this works here)."""
+
+    unshare: str
+    mount: str
+    uid: int
+    gid: int
+
+
+#: Run by `sh` in a user and mount namespace of its own: the overlay over the workspace, then bubblewrap.
+VOLATILE_SCRIPT = ('"$4" -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr,volatile" "$1" '
+                   '&& shift 4 && exec "$@"')
+
+
+@dataclass(frozen=True)
 class SandboxPlan:
     workspace: str
     cwd: str
@@ -75,12 +92,14 @@ class SandboxPlan:
     offline_env: tuple[tuple[str, str], ...] = ()  # set unless the command has the network (environment.OFFLINE)
     new_session: bool = True  # False when the caller starts bwrap in a new session itself (see "Lifetime")
     guarded: tuple[str, ...] = ()  # host paths no mount may show (the homes, LACA's folders and install, secrets)
+    volatile: Volatile | None = None  # overlay mode: mounted `volatile` outside bubblewrap (see `volatile_prefix`)
 
     def view(self) -> ViewInputs:
         return ViewInputs(
             self.workspace, self.mode, self.upper or "", self.work or "", self.system, self.run_dirs, self.home,
             self.home_source, tuple((b.source, b.dest, b.writable) for b in self.home_mounts), self.writable,
-            self.read_only, self.hidden, tuple(p.path for p in self.protected if p.exists), self.masks)
+            self.read_only, self.hidden, tuple(p.path for p in self.protected if p.exists), self.masks,
+            premounted=self.mode == "overlay" and self.volatile is not None)
 
 
 def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
@@ -88,7 +107,9 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
     mounts would show one of its `guarded` paths."""
     mounts = build(plan.view())
     check(mounts, plan.guarded)
-    argv = [bwrap, *NAMESPACE_FLAGS]
+    argv = [*volatile_prefix(plan), bwrap, *NAMESPACE_FLAGS]
+    if plan.volatile is not None and plan.mode == "overlay":
+        argv += ["--uid", str(plan.volatile.uid), "--gid", str(plan.volatile.gid)]
     if not plan.network:
         argv.append("--unshare-net")
         for name in plan.unset_env:
@@ -101,3 +122,15 @@ def bwrap_argv(bwrap: str, plan: SandboxPlan) -> list[str]:
         argv += ["--seccomp", str(plan.seccomp_fd)]
     argv.append("--")
     return argv
+
+
+def volatile_prefix(plan: SandboxPlan) -> list[str]:
+    """Overlay mode with `volatile`: bubblewrap's `--overlay` takes no mount options, so the overlay is mounted
+    over the workspace by `mount` in a user and mount namespace of its own (`unshare` execs `sh`, which execs
+    bubblewrap: one process, as the reaper expects), and bubblewrap binds the mounted workspace like any other."""
+    v = plan.volatile
+    if v is None or plan.mode != "overlay":
+        return []
+    assert plan.upper and plan.work, "overlay mode needs upper and work directories"
+    return [v.unshare, "--user", "--map-root-user", "--mount", "--", "sh", "-c", VOLATILE_SCRIPT, "sh",
+            plan.workspace, plan.upper, plan.work, v.mount]

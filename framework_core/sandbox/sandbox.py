@@ -22,7 +22,7 @@ from framework_core.sandbox.control import ControlPath, control_paths
 from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView
 from framework_core.sandbox.home_setup import CACHE_S, HomeSetup
-from framework_core.sandbox.reuse import Spare, overlay_pristine
+from framework_core.sandbox.reuse import Spare, clear_volatile, overlay_pristine
 from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, SecretScan, sanitised_copy
@@ -185,6 +185,7 @@ class Sandbox:
             str(self.workspace), str(cwd), mode, network, _hides(hidden), protected,
             str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
             system=self._system(), masks=masks, guarded=self._guarded(hidden, masks, view is not None),
+            volatile=self.report.volatile if mode == "overlay" else None,
             new_session=False,  # the runner starts it in a new session
             **home_plan)
         try:
@@ -279,6 +280,7 @@ class Sandbox:
             return
         scratch = launch.upper.parent
         unused: Path | None = scratch
+        clear_volatile(scratch)
         if overlay_pristine(scratch, self._cache.get("upper-mode", -1)):
             try:
                 launch.upper.mkdir(exist_ok=True)

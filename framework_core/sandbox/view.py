@@ -97,6 +97,7 @@ class ViewInputs:
     hidden: tuple[Hide, ...] = ()  # hidden where they would otherwise show
     protected: tuple[str, ...] = ()  # control paths, bound read-only onto themselves (existing ones only)
     masks: tuple[tuple[str, str], ...] = ()  # (source, target): a secret file shown empty or sanitised
+    premounted: bool = False  # overlay mode: the overlay is already mounted over the workspace (`volatile`)
 
 
 class ViewRefused(LacaError):
@@ -200,6 +201,8 @@ def _home(inputs: ViewInputs) -> list[Mount]:
 
 def _workspace(inputs: ViewInputs) -> Mount:
     ws = inputs.workspace
+    if inputs.mode == "overlay" and inputs.premounted:
+        return Mount("bind", ws, ws, WORKSPACE)  # the overlay mounted there before bubblewrap starts
     if inputs.mode == "overlay":
         assert inputs.upper and inputs.work, "overlay mode needs upper and work directories"
         return Mount("overlay", ws, ws, WORKSPACE, inputs.upper, inputs.work)
