@@ -266,8 +266,9 @@ class Sandbox:
                              secrets=hidden_paths(self.home, self.hidden_extra, self.laca_dirs, HOME_SECRETS))
         plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if writable else "read-only",
                            network, _hides(hidden), protected, seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
-                           run_dirs=_run_dirs(), system=self._system(), read_only=runs_from(program), masks=masks,
-                           guarded=self._guarded(hidden, masks, view is not None), **mounts)
+                           run_dirs=_run_dirs(), system=self._system(), masks=masks,
+                           guarded=self._guarded(hidden, masks, view is not None),
+                           **{**mounts, "read_only": runs_from(program) + mounts.get("read_only", ())})
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
         if filter_file is None:
             return tuple(argv)

@@ -94,7 +94,7 @@ def check_as_nobody(box: Path) -> None:
     pkg = box / "framework_core"
     shutil.copytree(ROOT / "framework_core" / "sandbox", pkg / "sandbox",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("__init__.py", "wording.py"):
+    for name in ("__init__.py", "wording.py", "errors.py"):
         shutil.copy(ROOT / "framework_core" / name, pkg / name)
     bwrap = _copy_bwrap(Path(find_bwrap() or shutil.which("bwrap") or "bwrap"), box)
     ws = box / "ws"
