@@ -53,7 +53,7 @@ def runs_from(program: tuple[str, ...]) -> tuple[str, ...]:
         return ()
     out: list[str] = []
     exe = shutil.which(program[0]) if not os.path.isabs(program[0]) else program[0]
-    if exe:
+    if exe and os.path.isfile(exe):  # a missing program fails as it would outside, naming itself
         real = os.path.realpath(exe)
         out.append(os.path.dirname(real))
         venv = Path(os.path.abspath(exe)).parent.parent
