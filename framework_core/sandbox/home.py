@@ -77,7 +77,8 @@ def relative_to_home(entry: str, home: Path, where: str, key: str) -> str:
         rel = path.relative_to(home)
     except ValueError:
         raise ConfigError(f"{key}: '{entry}' is outside the home directory ({home}); only paths in the home can "
-                          "be listed there (outside the home a command sees only the workspace and the system's program folders)",
+                          "be listed there (outside the home a command sees only the workspace and the system's "
+                          "program folders)",
                           path=where) from None
     if not rel.parts or rel.parts[0] == "..":
         raise ConfigError(f"{key}: '{entry}' names the home itself or leaves it; list folders or files in it",

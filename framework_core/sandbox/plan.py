@@ -2,10 +2,10 @@
 
 Every command runs in its own user namespace with every capability dropped and no-new-privileges set, so
 the sandbox holds when LACA runs as root; in its own PID, UTS, IPC and (unless it was given the network)
-network namespaces; in a new terminal session; and dies with LACA (see "Lifetime" below). What it sees of the file system is one list of
-mounts built and checked by `view.py` from positive inputs (the system by allowlist, the home by
-`home_allow.yaml`, the workspace, LACA's caches; nothing else exists), with the workspace mounted as the plan
-says:
+network namespaces; in a new terminal session; and dies with LACA (see "Lifetime" below). What it sees of
+the file system is one list of mounts built and checked by `view.py` from positive inputs (the system by
+allowlist, the home by `home_allow.yaml`, the workspace, LACA's caches; nothing else exists), with the
+workspace mounted as the plan says:
 - `read-only`: Safe commands and the read-only profile: a wrong Safe verdict cannot write anything;
 - `overlay`: commands that may write: changes land in an upper directory that LACA applies afterwards
   (with pre-images for undo);

@@ -120,7 +120,7 @@ def build(inputs: ViewInputs) -> tuple[Mount, ...]:
         base += [Mount("ro-bind", p, p, CONTROL) for p in inputs.protected]
     base += [Mount("ro-bind", target, source, MASK) for source, target in inputs.masks]
     ordered = _ordered(base)
-    hides = [_hide(h, ordered) for h in inputs.hidden if visible(ordered, h.path)]
+    hides = [_hide(h) for h in inputs.hidden if visible(ordered, h.path)]
     return _ordered(base + hides)
 
 
@@ -209,7 +209,7 @@ def _workspace(inputs: ViewInputs) -> Mount:
     return Mount("bind" if inputs.mode == "write" else "ro-bind", ws, ws, WORKSPACE)
 
 
-def _hide(hide: Hide, mounts: list[Mount]) -> Mount:
+def _hide(hide: Hide) -> Mount:
     """A folder becomes an empty read-only tmpfs (mounts inside it still go on top); a file, /dev/null."""
     if hide.is_dir:
         return Mount("tmpfs", hide.path, layer=HIDE, read_only=True)
