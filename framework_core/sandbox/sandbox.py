@@ -30,7 +30,8 @@ from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, b
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 from framework_core.sandbox.server_mounts import root_mounts, seccomp_file
 from framework_core.sandbox.view import Hide
-from framework_core.sandbox.view_inputs import install_root, passwd_home, runs_from, system_entries
+from framework_core.sandbox.view_inputs import (etc_copy, etc_signature, install_root, passwd_home, runs_from,
+                                                 system_entries)
 from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
 
 Profile = Literal["workspace-write", "read-only", "off"]
@@ -374,9 +375,19 @@ class Sandbox:
         return tuple(p for p in (*home, *(h.path for h in hidden), *(t for _, t in masks)) if p)
 
     def _system(self) -> tuple:
-        if "system" not in self._cache:
-            self._cache["system"] = system_entries()
-        return self._cache["system"]
+        """The system entries, with `/etc` as a copy of its allowlisted part (`view_inputs.etc_copy`), made again
+        when what it was made from changed (checked at most every CACHE_S)."""
+        now = time.monotonic()
+        cached = self._cache.get("system")
+        if cached is not None and now - cached[0] <= CACHE_S:
+            return cached[2]
+        signature = etc_signature()
+        if cached is not None and cached[1] == signature:
+            self._cache["system"] = (now, signature, cached[2])
+            return cached[2]
+        etc = etc_copy(Path(tempfile.mkdtemp(prefix="etc-", dir=self._runtime_dir())))
+        self._cache["system"] = (now, signature, system_entries(etc))
+        return self._cache["system"][2]
 
     def _runtime_dir(self) -> Path:
         if self._runtime is None:

@@ -41,6 +41,7 @@ ETC_ALLOW = (
     "profile", "terminfo", "manpath.config", "perl", "vim", "java-17-openjdk", "java-21-openjdk", "fonts",
 )
 ETC_LINKS = (("../proc/self/mounts", "/etc/mtab"),)
+ETC_NEVER = ("ssl/private",)  # inside an allowed folder, never shown (a server's private keys)
 PRIVATE = ("/tmp", "/var/tmp", "/dev/shm")
 RESOLVER_DIR = "/run/systemd/resolve"  # /etc/resolv.conf often points here: kept so DNS works when allowed
 
@@ -182,7 +183,9 @@ def _system(entries: tuple[SystemEntry, ...]) -> list[Mount]:
         entries = tuple(SystemEntry(p) for p in SYSTEM_TREES + tuple("/etc/" + e for e in ETC_ALLOW))
     out = [Mount("symlink", e.path, e.link) if e.link else Mount("ro-bind-try", e.path, e.source or e.path)
            for e in entries]
-    out += [Mount("symlink", dest, target) for target, dest in ETC_LINKS]
+    if not any(e.path == "/etc" for e in entries):  # entry by entry: the links and what is never shown added here
+        out += [Mount("symlink", dest, target) for target, dest in ETC_LINKS]
+        out += [Mount("tmpfs", "/etc/" + n, read_only=True) for n in ETC_NEVER]
     return out + [Mount("dev", "/dev"), Mount("proc", "/proc")]
 
 
