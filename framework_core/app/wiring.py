@@ -160,7 +160,8 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
         mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network is not False,
                                                               write=s.workspace == "write",
-                                                              roots=root_paths(s, loaded.workspace))
+                                                              roots=root_paths(s, loaded.workspace),
+                                                              program=(s.command or "", *s.args))
                                        if s.sandbox else ())
         mcp.keep_env = tuple(cfg.teps_settings.keep_env)
         mcp.elicit = elicit

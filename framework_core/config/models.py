@@ -254,8 +254,8 @@ class SandboxSettings(_Model):
             paths = {Path(os.path.normpath(text))} if os.path.isabs(text) else {Path(os.path.normpath(h / text))
                                                                                  for h in homes}
             if not any(h in p.parents for p in paths for h in homes):
-                raise ValueError(f"'{entry}' is not a path in the home directory ({Path.home()}); write ~/path. The "
-                                 "rest of the file system is shown to commands read-only already.")
+                raise ValueError(f"'{entry}' is not a path in the home directory ({Path.home()}); write ~/path. "
+                                 "Outside the home a command sees only the workspace and the system's programs.")
         return v
     overlay: bool = Field(True, description="Run commands that may write in an overlay of the workspace, so "
                           "their changes can be previewed and undone.")
