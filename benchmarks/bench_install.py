@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import format_table, ratio_row
+from benchmarks.common import Row, format_table, ratio_row
 
 ROOT = Path(__file__).resolve().parent.parent
 BOUND = 0.6
