@@ -123,6 +123,8 @@ class Repl:
             assert self.boot is not None, "a Repl needs a façade or a Boot"
             started = self.boot.result()
             self._facade = started.facade
+            if self._provider_warmed:  # typed before the session was ready: warm it now (warm_provider)
+                self._facade.warm_up(provider=True)
             for note in started.notes:  # a (text, style) pair for what is not a warning (a resumed session's recap)
                 text, style = note if isinstance(note, tuple) else (note, "laca.warn")
                 self.console.print(Text(text, style=style))
@@ -206,10 +208,11 @@ class Repl:
         """Get the tools ready and import the provider's SDK in the background once the user starts typing (or
         a message is waiting): together they are most of LACA's memory, so an idle prompt does without them,
         and typing a message takes longer than both."""
-        if self._provider_warmed or self._facade is None:
+        if self._provider_warmed:
             return
         self._provider_warmed = True
-        self._facade.warm_up(provider=True)
+        if self._facade is not None:  # else the session is still being built: `_resolve` warms it when it is
+            self._facade.warm_up(provider=True)
 
     def _toolbar(self) -> Any:
         from framework_core.ui.statusline import status_fragments
