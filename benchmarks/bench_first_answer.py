@@ -8,7 +8,10 @@ bytecode cached in the benchmark's own folder (`bench_startup.bytecode_envs`), i
 the machine's load hits both alike; the reply is the fake's default answer to the message, and its last words
 on screen mark the end.
 
-    .venv/bin/python -m benchmarks.bench_first_answer [rounds]
+    .venv/bin/python -m benchmarks.bench_first_answer [rounds] [--against DIR]
+
+`--against DIR` also measures another checkout of LACA (an earlier commit, e.g. from `git archive`) in the same
+rounds, as a reference row: a change is judged beside its starting point on the same loaded machine.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def first_answer(argv: list[str], prompt: str, env: dict[str, str], cwd: str) ->
         child.terminate(force=True)
 
 
-def measure(rounds: int = 9) -> list[Row]:
+def measure(rounds: int = 9, against: str | None = None) -> list[Row]:
     sys.path.insert(0, str(ROOT))
     from benchmarks.bench_startup import bytecode_envs
     from tests.fakes.openai_server import FakeOpenAIServer
@@ -83,6 +86,8 @@ def measure(rounds: int = 9) -> list[Row]:
     with FakeOpenAIServer() as server:
         require_loopback(server.base_url)
         prompts: dict[str, list[float]] = {"ours": [], "floor": []}
+        before: list[float] = []
+        before_argv = [sys.executable, str(Path(against) / "run_framework.py"), "--no-mcp"] if against else []
 
         def ours(env: dict[str, str]) -> float:
             total, at_prompt = first_answer(ours_argv, "forge>", env, ws)
@@ -92,6 +97,8 @@ def measure(rounds: int = 9) -> list[Row]:
         def floor(env: dict[str, str]) -> float:
             total, at_prompt = first_answer(floor_argv, "floor>", env, ws)
             prompts["floor"].append(at_prompt)
+            if before_argv:  # the earlier checkout, in the same round
+                before.append(first_answer(before_argv, "forge>", env, ws)[0])
             return total
 
         def warm(env: dict[str, str]) -> None:
@@ -99,17 +106,24 @@ def measure(rounds: int = 9) -> list[Row]:
             floor(env)
 
         cached, _ = bytecode_envs(_env(home, server.base_url), warm)
-        prompts = {"ours": [], "floor": []}
+        prompts, before[:] = {"ours": [], "floor": []}, []
         ours_t, floor_t = interleaved(lambda: ours(cached), lambda: floor(cached), rounds)
     load = max(load, os.getloadavg()[0])
-    return [ratio_row("first answer, message sent at the prompt", ours_t, floor_t, 1.5,
+    rows = [ratio_row("first answer, message sent at the prompt", ours_t, floor_t, 1.5,
                       note=f"launch to the end of the first reply, median of {rounds}; floor = prompt_toolkit + "
                            f"rich + the openai SDK streaming one reply; load average up to {load:.1f}"),
             reference_row("  of which to the prompt", statistics.median(prompts["ours"]),
                           statistics.median(prompts["floor"]))]
+    if before:
+        rows.append(reference_row(f"  the same, {Path(against or '').name or against} (earlier checkout)",
+                                  statistics.median(before), floor_t))
+    return rows
 
 
 if __name__ == "__main__":
     from benchmarks.common import format_table
 
-    print(format_table(measure(int(sys.argv[1]) if len(sys.argv) > 1 else 9)))
+    args = sys.argv[1:]
+    other = args[args.index("--against") + 1] if "--against" in args else None
+    count = next((int(a) for a in args if a.isdigit()), 9)
+    print(format_table(measure(count, other)))

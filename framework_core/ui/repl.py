@@ -118,13 +118,13 @@ class Repl:
     def ready(self) -> bool:
         return self._facade is not None or (self.boot is not None and self.boot.done)
 
-    def _resolve(self) -> None:
+    def _resolve(self, idle: bool = False) -> None:
         if self._facade is None:
             assert self.boot is not None, "a Repl needs a façade or a Boot"
             started = self.boot.result()
             self._facade = started.facade
-            if self._provider_warmed:  # typed before the session was ready: warm it now (warm_provider)
-                self._facade.warm_up(provider=True)
+            if idle and self._provider_warmed:  # typing began before the session was ready and goes on: warm now
+                self._facade.warm_up(provider=True)  # (a message already sent needs the SDK at once, in the turn)
             for note in started.notes:  # a (text, style) pair for what is not a warning (a resumed session's recap)
                 text, style = note if isinstance(note, tuple) else (note, "laca.warn")
                 self.console.print(Text(text, style=style))
@@ -176,9 +176,9 @@ class Repl:
         if self.boot is not None and self.boot.has_warnings:
             from prompt_toolkit.application import run_in_terminal
 
-            run_in_terminal(self._resolve)  # schedules itself on the running app
+            run_in_terminal(lambda: self._resolve(idle=True))  # schedules itself on the running app
         else:
-            self._resolve()
+            self._resolve(idle=True)
             app.invalidate()
 
     # -- input ----------------------------------------------------------------------------------
