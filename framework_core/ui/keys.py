@@ -281,7 +281,7 @@ class EscWatcher:
                     continue
                 try:
                     data = os.read(self._fd, 256)
-                    if not data:  # the terminal hung up: select would report it readable forever, a busy loop
+                    if not data:  # an end of file: select would report it readable forever, a busy loop
                         return
                     if data == b"\x1b" and not select.select([self._fd], [], [], 0.03)[0]:
                         self.on_esc()
