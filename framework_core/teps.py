@@ -149,12 +149,12 @@ class TEPSEngine(TepsControls):
         results: list[ToolResult] = []
         total = len(requests)
         keep = on_result or (lambda result: None)
-        if not self._warmed:  # the first call of a session: its preparation shows at once, not as a silence
-            self.events(Preparing("the sandbox"))
-            self.warm_up()
         self._approve_rest = self.turn_stopped = False
-        self._bulk_after = self._plan(requests) if total > 1 else []
         try:
+            if not self._warmed:  # the first call of a session: its preparation shows at once, not as a silence
+                self.events(Preparing("the sandbox"))  # (Ctrl-C or Esc meanwhile answers every call, below)
+                self.warm_up()
+            self._bulk_after = self._plan(requests) if total > 1 else []
             for index, req in enumerate(requests, start=1):
                 if self.turn_stopped:  # the user stopped the turn (Esc): each later call is answered, never asked
                     results.append(self._finish(_Prepared(req), self._result(req, "declined_by_user", message=STOPPED),
