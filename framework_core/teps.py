@@ -9,6 +9,7 @@ TEPS executes; it does not render: everything the user sees goes out as events.
 from __future__ import annotations
 
 import os
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -19,7 +20,8 @@ from framework_core.core.approval import (MCP_WARNING, STOPPED, STOPPED_HERE, Ap
                                           DeclineAllApprover)
 from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
-from framework_core.core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
+from framework_core.core.events import (EventSink, Notice, Preparing, ToolCallFinished, ToolCallStarted,
+                                        ToolOutputChunk, discard)
 from framework_core.core.teps_controls import TepsControls
 from framework_core.core.fate import CYCLE, CallFeatures, Fate, SandboxFacts, answered, can_preview, decide_fate
 from framework_core.lial_core import ToolRequest, ToolResult, ToolStatus
@@ -99,6 +101,7 @@ class TEPSEngine(TepsControls):
             weakref.finalize(self, parts.sandbox.close)  # its runtime folder goes with the engine
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
                                    undo=self.undo, withheld_env=withheld, sandbox=self.sandbox)
+        self._warm_lock, self._warmed = threading.Lock(), False
 
     def close(self, *, sandbox: bool = False) -> None:
         """Remove the temporary folders of the parts this engine built itself; with `sandbox`, the sandbox's
@@ -108,15 +111,20 @@ class TEPSEngine(TepsControls):
 
     def warm_up(self) -> None:
         """Do now what the first call would otherwise pay for: the policy's parser and program table, the tools'
-        argument validators and the sandbox's probe of this machine. Called in the background while the user
-        types, so the first call costs what the tenth does."""
-        from framework_core.policy.classifier import classify_command
+        argument validators, the sandbox's probe of this machine and what its first command needs (the home's
+        mounts, the workspace's scans). Called in the background while the user types, so the first call costs
+        what the tenth does; a call that comes first waits for it (`execute_batch` says so on screen)."""
+        with self._warm_lock:
+            if self._warmed:
+                return
+            from framework_core.policy.classifier import classify_command
 
-        classify_command("ls -la")
-        for spec in self.registry.all():
-            spec.validator  # noqa: B018 - compiles the schema once
-        if self.sandbox is not None:
-            self.sandbox.report  # noqa: B018 - probes bubblewrap once
+            classify_command("ls -la")
+            for spec in self.registry.all():
+                spec.validator  # noqa: B018 - compiles the schema once
+            if self.sandbox is not None:
+                self.sandbox.warm_up()
+            self._warmed = True
 
     # ---- the stable entry point (docs/ARCHITECTURE.md) --------------------------------------
 
@@ -143,8 +151,11 @@ class TEPSEngine(TepsControls):
         total = len(requests)
         keep = on_result or (lambda result: None)
         self._approve_rest = self.turn_stopped = False
-        self._bulk_after = self._plan(requests) if total > 1 else []
         try:
+            if not self._warmed:  # the first call of a session: its preparation shows at once, not as a silence
+                self.events(Preparing("the sandbox"))  # (Ctrl-C or Esc meanwhile answers every call, below)
+                self.warm_up()
+            self._bulk_after = self._plan(requests) if total > 1 else []
             for index, req in enumerate(requests, start=1):
                 if self.turn_stopped:  # the user stopped the turn (Esc): each later call is answered, never asked
                     results.append(self._finish(_Prepared(req), self._result(req, "declined_by_user", message=STOPPED),

@@ -140,6 +140,19 @@ class Sandbox:
                 "unconfined, so every command that is not Safe will ask, rules and session grants included. "
                 "`laca doctor` shows the details.")
 
+    def warm_up(self) -> None:
+        """Do now what the first command would otherwise wait for: the probe of this machine, the home's mounts
+        (its sanitised copies written, its caches made) and the workspace's scans, each kept as `launch` keeps
+        them."""
+        if not self.active:
+            return
+        self._homes.view()
+        self._hidden()
+        if self.profile != "read-only":
+            self._controls()
+        if "secrets" not in self._cache:
+            self._cache["secrets"] = (time.monotonic(), SecretScan.of(self.workspace, self.secrets_visible))
+
     # ---- one command ---------------------------------------------------------------------------------
     def mode_for(self, *, writes: bool) -> WorkspaceMode:
         if self.profile == "read-only" or not writes or self.workspace_is_home:
