@@ -36,24 +36,24 @@ class Prepared:
     recap: list[str] = field(default_factory=list)  # its last exchange, shown when it opens
 
 
-def load(opts: StartOptions) -> "LoadedConfig":
+def load(opts: StartOptions, *, lenient: bool = False) -> "LoadedConfig":
     from framework_core.config.load import load_config
 
-    loaded = load_config(Path.cwd(), opts.overrides)
+    loaded = load_config(Path.cwd(), opts.overrides, lenient=lenient)
     if opts.dry_run:
         loaded.config.teps_settings.dry_run_enabled = True
     return loaded
 
 
-def prepare(opts: StartOptions, *, require_key: bool = True) -> Prepared:
+def prepare(opts: StartOptions, *, require_key: bool = True, lenient: bool = False) -> Prepared:
     """Config, provider, key and transcript. Raises ConfigError (MissingApiKeyError included, unless
     `require_key` is False: the REPL opens without a key and says what to set)."""
     from framework_core.tools import spill
 
     from framework_core.config.json_store import take_reports
 
-    loaded = load(opts)
-    notes = take_reports() + pick_provider(loaded)  # a damaged store moved aside while loading: said first
+    loaded = load(opts, lenient=lenient)  # the REPL starts without a broken file of yours; -p stops on it (exit 2)
+    notes = take_reports() + list(loaded.ignored) + pick_provider(loaded)  # what was moved aside or left out: first
     try:
         check_key(loaded)
     except MissingApiKeyError as exc:
@@ -188,7 +188,7 @@ class AppLauncher:
         from framework_core.app.wiring import build_agent
         from framework_core.ui.boot import Started
 
-        prepared = prepare(opts, require_key=require_key)
+        prepared = prepare(opts, require_key=require_key, lenient=not self.one_shot)
         skipped = prepared.loaded.trust.skipped_line(prepared.loaded.workspace) if self.one_shot else None
         parts = build_agent(prepared.loaded, events=events, approver=approver, session=prepared.session,
                             start_mcp=not opts.no_mcp, elicit=elicit)

@@ -53,9 +53,16 @@ def doctor(_args: dict[str, Any], config_overrides: Overrides) -> int:
     from framework_core.config.load import load_config
     from framework_core.sandbox.doctor import run_doctor
 
+    from framework_core.app.startup import pick_provider
+
+    loaded = load_config(overrides=config_overrides, lenient=True)
+    for line in loaded.ignored:  # a broken file is said, and the rest is checked without it, as the REPL starts
+        print(f"  ✗ config: {line}")
     sandbox = run_doctor(config_overrides, sys.stdout)
     print("Provider:")
-    return max(sandbox, run_provider_check(load_config(overrides=config_overrides), sys.stdout))
+    for line in pick_provider(loaded):  # the provider the REPL would use (only ANTHROPIC_API_KEY set: anthropic)
+        print(f"  · {line}")
+    return max(sandbox, 1 if loaded.ignored else 0, run_provider_check(loaded, sys.stdout))
 
 
 def audit_verify(args: dict[str, Any], _overrides: Overrides) -> int:

@@ -62,6 +62,8 @@ class LoadedConfig:
     files: list[Path] = field(default_factory=list)
     workspace: Path = field(default_factory=Path.cwd)
     trust: "TrustDecision" = field(default_factory=lambda: _empty_trust())
+    #: Broken layers LACA started without (the user's or the workspace's file): what is wrong and what it ignored.
+    ignored: list[str] = field(default_factory=list)
 
     def source_of(self, path: tuple[str, ...]) -> str:
         for n in range(len(path), 0, -1):
@@ -167,13 +169,15 @@ def config_layers(workspace: Path, overrides: Overrides) -> list[tuple[str, Path
 
 def _read_layers(workspace: Path, overrides: Overrides, data: dict[str, Any],
                  sources: dict[tuple[str, ...], str], gate: "Callable[[dict[str, Any]], dict[str, Any]]",
-                 files: "WorkspaceFiles") -> dict[str, YamlDoc]:
+                 files: "WorkspaceFiles", skip: frozenset[str] = frozenset()) -> dict[str, YamlDoc]:
     """Merge the file layers in order; the workspace's own file (its text as read once, `files`) passes
-    through `gate` (workspace trust)."""
+    through `gate` (workspace trust). Layers whose path is in `skip` are left out."""
     from framework_core.config.yaml_load import load_yaml_mapping
 
     docs: dict[str, YamlDoc] = {}
     for label, path in config_layers(workspace, overrides):
+        if str(path) in skip:
+            continue
         if label == "workspace":
             doc = _workspace_layer(files)
             if doc is None:
@@ -250,10 +254,48 @@ def _unknown_provider(cfg: "FrameworkConfig", docs: dict[str, YamlDoc],
 
 
 def load_config(workspace: Path | None = None, overrides: Overrides | None = None,
-                env: Mapping[str, str] | None = None, trust: "TrustDecision | None" = None) -> LoadedConfig:
+                env: Mapping[str, str] | None = None, trust: "TrustDecision | None" = None, *,
+                lenient: bool = False) -> LoadedConfig:
     """The layered config. The workspace's own additions apply only as far as `trust` (or, when None, the
-    trust store, `--trust` and the user's `trusted_workspaces`) allows; see framework_core/config/trust.py."""
+    trust store, `--trust` and the user's `trusted_workspaces`) allows; see framework_core/config/trust.py.
+
+    `lenient` (the REPL and `laca doctor`): a broken user or workspace file (YAML LACA cannot read, or a value
+    of the wrong type) does not stop LACA: the load starts again without that file and `LoadedConfig.ignored`
+    says which file, line and key, and that its settings are ignored. Otherwise, and always for a broken
+    `--config` file, flag or environment variable (named for this run), it is a ConfigError."""
     workspace = (workspace or Path.cwd()).resolve()
+    overrides = overrides or Overrides()
+    own = {str(user_config_path()), str(workspace / CONFIG_NAME)}
+    skip: set[str] = set()
+    ignored: list[str] = []
+    while True:
+        try:
+            loaded = _load(workspace, overrides, env, trust, frozenset(skip))
+        except ConfigError as exc:
+            where = _broken_layer(exc, own - skip, workspace) if lenient else None
+            if where is None:
+                raise
+            skip.add(where)
+            ignored.append(f"{exc} — LACA started without {where}: none of its settings apply this session. Fix "
+                           "it and start LACA again.")
+            continue
+        loaded.ignored = ignored
+        return loaded
+
+
+def _broken_layer(exc: ConfigError, candidates: set[str], workspace: Path) -> str | None:
+    """Which of the user's and the workspace's files a ConfigError blames, or None."""
+    if exc.path is None:
+        return None
+    path = str(Path(exc.path).expanduser())
+    for candidate in candidates:
+        if path == candidate or Path(path).resolve() == Path(candidate).resolve():
+            return candidate
+    return None
+
+
+def _load(workspace: Path, overrides: Overrides, env: Mapping[str, str] | None, trust: "TrustDecision | None",
+          skip: frozenset[str]) -> LoadedConfig:
     overrides = overrides or Overrides()
     environ: Mapping[str, str] = os.environ if env is None else env
     data: dict[str, Any] = {}
@@ -264,7 +306,7 @@ def load_config(workspace: Path | None = None, overrides: Overrides | None = Non
     files = given if isinstance(given, WorkspaceFiles) and given.for_workspace(workspace) else \
         WorkspaceFiles.read(workspace)
     gate, decision = _trust_gate(workspace, overrides, data, trust, files)
-    docs = _read_layers(workspace, overrides, data, sources, gate, files)
+    docs = _read_layers(workspace, overrides, data, sources, gate, files, skip)
     env_layer: dict[str, Any] = {}
     for var, keys in ENV_VARS.items():
         if environ.get(var):

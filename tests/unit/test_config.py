@@ -157,3 +157,29 @@ def test_config_show_says_what_is_default_names_the_sdk_url_and_shows_the_active
     assert not any(k.startswith("llm_settings.anthropic") for k in lines)
     assert "Other providers: anthropic" in text
     assert "llm_settings.anthropic.model" in show_config(Overrides(), workspace, all_providers=True)
+
+
+def test_a_broken_workspace_or_user_file_is_left_out_and_said_and_a_broken_config_flag_file_is_an_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from framework_core.config.load import Overrides, load_config
+    from framework_core.config.dirs import user_config_path
+    from framework_core.errors import ConfigError
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "framework_config.yaml").write_text("teps_settings:\n  command_timeout_s: [1\n")
+    user = user_config_path()
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("ui:\n  agents_md_max_bytes: lots\n")
+    with pytest.raises(ConfigError, match="line 2"):
+        load_config(ws, Overrides())  # -p and everything else that is not the REPL or doctor: an error
+    loaded = load_config(ws, Overrides(), lenient=True)
+    assert len(loaded.ignored) == 2
+    assert all("LACA started without" in line for line in loaded.ignored)
+    assert any("framework_config.yaml, line 2" in line for line in loaded.ignored)
+    assert any("agents_md_max_bytes" in line and str(user) in line for line in loaded.ignored)
+    assert loaded.config.teps_settings.command_timeout_s != [1]  # the default: the file's settings do not apply
+    flagged = tmp_path / "flag.yaml"
+    flagged.write_text("teps_settings: [\n")
+    with pytest.raises(ConfigError, match="flag.yaml"):
+        load_config(ws, Overrides(config_path=str(flagged)), lenient=True)
