@@ -93,6 +93,8 @@ class TEPSEngine(TepsControls):
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.keep_env)
         self.sandbox = parts.sandbox
         self.undo = parts.undo
+        if self.undo.lock is not None:  # a second session waits for the workspace's lock: said as it waits
+            self.undo.lock.on_wait = lambda message: self.events(Notice("info", message))
         self._built_sandbox = parts.built_sandbox
         if parts.built_sandbox:
             weakref.finalize(self, parts.sandbox.close)  # its runtime folder goes with the engine
