@@ -139,3 +139,19 @@ def test_audit_without_a_log_says_so(tmp_path: Path, server: FakeOpenAIServer) -
     assert r.returncode == 1 and "No audit log" in r.stdout and str(tmp_path) in r.stdout
     bad = laca("audit", "replay", "--since", "yesterday", cwd=tmp_path, server=server)
     assert bad.returncode == 2 and "YYYY-MM-DD" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_audit_verify_catches_a_log_cut_short_or_deleted_by_the_head_the_session_kept(
+        workspace: Path, server: FakeOpenAIServer) -> None:
+    server.enqueue(Reply(tool_calls=[bash("ls")]), Reply(tool_calls=[bash("pwd")]), Reply(text="done"))
+    assert laca("-p", "look around", cwd=workspace, server=server).returncode == 0
+    log = audit_log(workspace)
+    ok = laca("audit", "verify", cwd=workspace, server=server)
+    assert ok.returncode == 0 and "1 head(s) recorded in session journals" in ok.stdout
+    assert "Not caught: someone who has LACA's data folder" in ok.stdout
+    log.write_bytes(log.read_bytes().splitlines(keepends=True)[0])  # the last record removed, cleanly
+    cut = laca("audit", "verify", cwd=workspace, server=server)
+    assert cut.returncode == 1 and "removed from its end" in cut.stdout
+    log.unlink()
+    gone = laca("audit", "verify", cwd=workspace, server=server)
+    assert gone.returncode == 1 and "MISSING" in gone.stdout and "deleted" in gone.stdout
