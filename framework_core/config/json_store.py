@@ -39,6 +39,23 @@ def take_reports() -> list[str]:
     return out
 
 
+def report(message: str) -> None:
+    """Say a store problem with the start-up notes (a store that cannot be read or written at all)."""
+    if message not in _REPORTS:
+        _REPORTS.append(message)
+
+
+def unreadable_why(exc: OSError) -> str:
+    """What an OSError on a store file means, in words."""
+    import errno
+
+    if exc.errno == errno.EISDIR:
+        return "it is a folder, not a file"
+    if exc.errno == errno.ELOOP:
+        return "it is a symlink loop, or a symlink LACA does not follow"
+    return exc.strerror or str(exc)
+
+
 def depth_of(value: Any) -> int:
     """How deeply lists and objects nest in a parsed value (iteratively: no recursion)."""
     deepest, stack = 0, [(value, 1)]

@@ -155,3 +155,18 @@ def test_audit_verify_catches_a_log_cut_short_or_deleted_by_the_head_the_session
     log.unlink()
     gone = laca("audit", "verify", cwd=workspace, server=server)
     assert gone.returncode == 1 and "MISSING" in gone.stdout and "deleted" in gone.stdout
+
+
+@pytest.mark.parametrize("make, why", [
+    (lambda p: p.mkdir(), "it is a folder"),
+    (lambda p: (p.symlink_to(p.with_name("loop")), p.with_name("loop").symlink_to(p)), "symlink loop"),
+])
+def test_an_unreadable_trust_store_is_named_at_start_and_with_trust(make, why: str, tmp_path: Path,
+                                                                   server: FakeOpenAIServer) -> None:
+    ws = workspace_with_rule(tmp_path / "ws")
+    trust_file().parent.mkdir(parents=True, exist_ok=True)
+    make(trust_file())  # a decoy store in this test's own data folder
+    r = laca("-p", "hi", "--trust", cwd=ws, server=server)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert str(trust_file()) in r.stderr and why in r.stderr and "not remembered" in r.stderr
+    assert "Trusted for this run only" in r.stderr
