@@ -380,11 +380,14 @@ class TEPSEngine(TepsControls):
 
     def _auto_note(self, fate: Fate, before: str | None) -> str:
         """What an auto-run says on screen: that auto mode ran it, sandboxed, and the /undo that reverts what
-        landed (entries are numbered newest first, so a change that just landed is `/undo 1`)."""
+        landed: by the change's own number (`/undo #N`, true after later changes) and as `/undo N` is now."""
         where = "auto · sandboxed" if fate.reason == "auto · sandboxed" else "auto"
         entries = self.undo.entries()
-        landed = [n for n, e in enumerate(entries, start=1) if before is None or e.id > before]
-        return f"{where} · /undo {landed[-1]}" if landed else f"{where} · nothing landed"
+        landed = [(n, e) for n, e in enumerate(entries, start=1) if before is None or e.id > before]
+        if not landed:
+            return f"{where} · nothing landed"
+        n, entry = landed[-1]  # its own number stays true after later changes: `/undo #N` reverts back to it
+        return f"{where} · change #{int(entry.id)} · /undo #{int(entry.id)} (now /undo {n})"
 
     def _review(self, prep: _Prepared, changes: "ChangeSet") -> bool:
         """Show a previewed change set and ask whether to apply it (an approver that cannot ask says no)."""

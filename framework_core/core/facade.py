@@ -252,6 +252,10 @@ class Facade(McpCatalogFacade):
     def undo(self, count: int, *, force: bool = False) -> "RevertResult":
         return self._teps.revert(count, force=force)
 
+    def undo_set_aside(self) -> int:
+        """How many damaged undo entries were set aside in this session (their notices named them)."""
+        return self._teps.undo_set_aside()
+
     # ---- tools, MCP, context -------------------------------------------------------------------------
     def tools(self) -> list["ToolSpec"]:
         return self._teps.tools()

@@ -67,6 +67,10 @@ class TepsControls:
         """What the undo store found at start (damaged records set aside, interrupted applies), said once."""
         return self.undo.take_notices()
 
+    def undo_set_aside(self) -> int:
+        """How many damaged undo entries were set aside in this session (at start or by /undo)."""
+        return self.undo.set_aside
+
     # ---- tools and the sandbox -----------------------------------------------------------------------
     def tools(self) -> list["ToolSpec"]:
         return list(self.registry.all())
