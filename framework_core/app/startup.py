@@ -227,7 +227,13 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     if opts.continue_latest:
         path = latest_session(data, loaded.workspace)
         if path is None:
-            notes.append(f"No earlier session for {loaded.workspace}: starting a new one.")
+            from framework_core.core.session import damaged_transcripts
+
+            damaged = damaged_transcripts(data)
+            notes.append(f"No earlier session for {loaded.workspace} could be read: starting a new one."
+                         + (f" {len(damaged)} session transcript(s) are damaged (not JSON records: they cannot be "
+                            f"continued, and are left as they are): {', '.join(str(p) for p in damaged[:3])}"
+                            f"{' …' if len(damaged) > 3 else ''}." if damaged else ""))
     elif opts.resume:
         path = find_session_by_prefix(data, opts.resume)
     if path is None:

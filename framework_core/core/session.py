@@ -149,6 +149,29 @@ def latest_session(data_dir: Path, workspace: Path) -> Path | None:
     return None
 
 
+def damaged_transcripts(data_dir: Path) -> list[Path]:
+    """Transcripts whose beginning is not a JSON record (binary junk, an overwritten file), newest first: they can
+    belong to no workspace LACA can tell, so they are named rather than passed over in silence."""
+    out: list[tuple[float, Path]] = []
+    folder = sessions_dir(data_dir)
+    if not folder.is_dir():
+        return []
+    for path in folder.glob("*.jsonl"):
+        try:
+            with open(path, "rb") as fh:
+                first = fh.readline(1 << 16)
+            when = path.stat().st_mtime
+        except OSError:
+            continue
+        try:
+            ok = isinstance(_loads(first.decode("utf-8")), dict)
+        except (ValueError, UnicodeDecodeError):
+            ok = False
+        if first.strip() and not ok:
+            out.append((when, path))
+    return [p for _, p in sorted(out, reverse=True)]
+
+
 def _workspace(line: str) -> str:
     """The workspace a transcript's meta record names ('' when the line cannot be read)."""
     try:

@@ -170,3 +170,16 @@ def test_an_unreadable_trust_store_is_named_at_start_and_with_trust(make, why: s
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert str(trust_file()) in r.stderr and why in r.stderr and "not remembered" in r.stderr
     assert "Trusted for this run only" in r.stderr
+
+
+def test_a_transcript_of_binary_junk_is_named_as_damaged_by_continue(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sessions = Path(os.environ["XDG_DATA_HOME"]) / "laca" / "sessions"
+    sessions.mkdir(parents=True)
+    junk = sessions / "20260101-000000-abcd.jsonl"
+    junk.write_bytes(bytes(range(256)) * 8)  # a decoy transcript overwritten with junk
+    r = laca("-p", "hi", "--continue", cwd=ws, server=server)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    said = " ".join(r.stderr.split())
+    assert "damaged" in said and str(junk) in said
