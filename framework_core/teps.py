@@ -42,6 +42,10 @@ PLAN_DECLINED = ("Not run: the user has LACA in plan mode, where nothing that ch
                  "and read-only commands do). Describe the plan instead; the user leaves plan mode to carry it out.")
 
 
+def grant_record(grant: "GrantOption") -> dict[str, str]:
+    return {"kind": grant.kind, "value": grant.value, "tool_name": grant.tool_name, "label": grant.label}
+
+
 class BatchInterrupted(KeyboardInterrupt):
     """Ctrl-C during a batch; `results` answers every call of the batch, in order."""
 
@@ -317,6 +321,8 @@ class TEPSEngine(TepsControls):
             self.policy.grants.add(grant)
         except PolicyError as exc:
             self.events(Notice("warning", f"Not remembered: {exc}. This call runs once."))
+            return
+        self.audit({"type": "grant", "grant": grant_record(grant)})  # the journal: --continue brings it back
 
     def _ask(self, prep: _Prepared, index: int, total: int) -> ApprovalAnswer:
         assert prep.spec and prep.preview and prep.decision

@@ -248,7 +248,10 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     verb = f"Forked session {path.stem} into {session.session_id}" if opts.fork else f"Resumed session {path.stem}"
     notes += [session.memory_only] if session.memory_only else []
     notes += loaded_session.warnings + [f"{verb} ({plural(len(session.messages), 'message')})."]
-    return session, notes, dict(loaded_session.meta)
+    meta = dict(loaded_session.meta)
+    if opts.fork:
+        meta.pop("grants", None)  # grants belong to the session they were given in, not to a fork of it
+    return session, notes, meta
 
 
 MODE_ALIASES = {"default": "ask", "acceptEdits": "accept-edits"}  # Claude Code's names for the same modes

@@ -99,7 +99,7 @@ class Facade(McpCatalogFacade):
         Returns notes for what could not be restored."""
         from framework_core.errors import ConfigError
 
-        notes: list[str] = []
+        notes: list[str] = self._teps.restore_grants(meta.get("grants") or [])  # `a` grants of the same session
         wanted_persona = meta.get("persona")
         if persona and wanted_persona and wanted_persona != self.persona and wanted_persona in self.personas():
             self.set_persona(wanted_persona)

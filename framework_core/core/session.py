@@ -110,6 +110,9 @@ def load_transcript(path: Path) -> LoadedSession:
                     ledger.add(request)
                 elif kind == "tool_started":
                     started.add(str(rec.get("request_id")))
+                elif kind in ("grant", "grant_revoked") and isinstance(rec.get("grant"), dict):
+                    kept = [g for g in meta.get("grants", []) if g != rec["grant"]]
+                    meta["grants"] = kept + ([rec["grant"]] if kind == "grant" else [])
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 skipped.append(f"line {n}: skipped an unreadable record ({type(exc).__name__})")
     fixed, fixes = repair(messages, started=started)
