@@ -45,6 +45,10 @@ PLAN_DECLINED = ("Not run: the user has LACA in plan mode, where nothing that ch
                  "and read-only commands do). Describe the plan instead; the user leaves plan mode to carry it out.")
 
 
+def grant_record(grant: "GrantOption") -> dict[str, str]:
+    return {"kind": grant.kind, "value": grant.value, "tool_name": grant.tool_name, "label": grant.label}
+
+
 class BatchInterrupted(KeyboardInterrupt):
     """Ctrl-C during a batch; `results` answers every call of the batch, in order."""
 
@@ -96,6 +100,8 @@ class TEPSEngine(TepsControls):
         clean, withheld = scrub_env(os.environ if env is None else env, self.settings.keep_env)
         self.sandbox = parts.sandbox
         self.undo = parts.undo
+        if self.undo.lock is not None:  # a second session waits for the workspace's lock: said as it waits
+            self.undo.lock.on_wait = lambda message: self.events(Notice("info", message))
         self._built_sandbox = parts.built_sandbox
         if parts.built_sandbox:
             weakref.finalize(self, parts.sandbox.close)  # its runtime folder goes with the engine
@@ -356,6 +362,8 @@ class TEPSEngine(TepsControls):
             self.policy.grants.add(grant)
         except PolicyError as exc:
             self.events(Notice("warning", f"Not remembered: {exc}. This call runs once."))
+            return
+        self.audit({"type": "grant", "grant": grant_record(grant)})  # the journal: --continue brings it back
 
     def _ask(self, prep: _Prepared, index: int, total: int) -> ApprovalAnswer:
         assert prep.spec and prep.preview and prep.decision
@@ -422,11 +430,14 @@ class TEPSEngine(TepsControls):
 
     def _auto_note(self, fate: Fate, before: str | None) -> str:
         """What an auto-run says on screen: that auto mode ran it, sandboxed, and the /undo that reverts what
-        landed (entries are numbered newest first, so a change that just landed is `/undo 1`)."""
+        landed: by the change's own number (`/undo #N`, true after later changes) and as `/undo N` is now."""
         where = "auto · sandboxed" if fate.reason == "auto · sandboxed" else "auto"
         entries = self.undo.entries()
-        landed = [n for n, e in enumerate(entries, start=1) if before is None or e.id > before]
-        return f"{where} · /undo {landed[-1]}" if landed else f"{where} · nothing landed"
+        landed = [(n, e) for n, e in enumerate(entries, start=1) if before is None or e.id > before]
+        if not landed:
+            return f"{where} · nothing landed"
+        n, entry = landed[-1]  # its own number stays true after later changes: `/undo #N` reverts back to it
+        return f"{where} · change #{int(entry.id)} · /undo #{int(entry.id)} (now /undo {n})"
 
     def _review(self, prep: _Prepared, changes: "ChangeSet", *, held: bool = False) -> bool:
         """Show a previewed change set, or one auto mode held (it holds files that run with nothing named), and

@@ -143,8 +143,10 @@ def config_show(ctx: typer.Context, all_providers: o.AllProviders = False) -> Pa
 
 @audit_app.command("verify", short_help="Check that the workspace's audit log is unchanged.")
 def audit_verify(ctx: typer.Context, workspace: o.Workspace = None) -> Parsed:
-    """Check that the workspace's audit log is unchanged (exit 1 naming the first changed line). Every record
-    carries the hash of the one before and of itself."""
+    """Check that the workspace's audit log is unchanged: every record's HMAC under the key in LACA's data folder,
+    its place and its link to the one before, and the heads the session journals recorded (exit 1 naming the first
+    changed line, a log cut short or deleted; 2 when LACA cannot vouch for it: records from before the key, or no
+    key). Someone with the key, the log and the journals can rewrite all three: that is not caught."""
     return _parsed(ctx, run.audit_verify, workspace=workspace)
 
 

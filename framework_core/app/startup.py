@@ -227,7 +227,13 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     if opts.continue_latest:
         path = latest_session(data, loaded.workspace)
         if path is None:
-            notes.append(f"No earlier session for {loaded.workspace}: starting a new one.")
+            from framework_core.core.session import damaged_transcripts
+
+            damaged = damaged_transcripts(data)
+            notes.append(f"No earlier session for {loaded.workspace} could be read: starting a new one."
+                         + (f" {len(damaged)} session transcript(s) are damaged (not JSON records: they cannot be "
+                            f"continued, and are left as they are): {', '.join(str(p) for p in damaged[:3])}"
+                            f"{' …' if len(damaged) > 3 else ''}." if damaged else ""))
     elif opts.resume:
         path = find_session_by_prefix(data, opts.resume)
     if path is None:
@@ -242,7 +248,10 @@ def choose_session(loaded: "LoadedConfig", opts: StartOptions) -> tuple["Message
     verb = f"Forked session {path.stem} into {session.session_id}" if opts.fork else f"Resumed session {path.stem}"
     notes += [session.memory_only] if session.memory_only else []
     notes += loaded_session.warnings + [f"{verb} ({plural(len(session.messages), 'message')})."]
-    return session, notes, dict(loaded_session.meta)
+    meta = dict(loaded_session.meta)
+    if opts.fork:
+        meta.pop("grants", None)  # grants belong to the session they were given in, not to a fork of it
+    return session, notes, meta
 
 
 MODE_ALIASES = {"default": "ask", "acceptEdits": "accept-edits"}  # Claude Code's names for the same modes

@@ -112,7 +112,16 @@ def build_audit_log(loaded: LoadedConfig, session: MessageManager, events: Event
     log = AuditLog(log_path(user_data_dir(), loaded.workspace), loaded.workspace, session_id=session.session_id,
                    mask=secrets_in_env(key_env_vars(loaded)))
     log.on_problem = lambda message: events(Notice("warning", message))
+    anchor_in(log, session)
     return log
+
+
+def anchor_in(log, session: MessageManager) -> None:  # log: AuditLog
+    """The log's head after each call goes into the session's journal, outside the log (core/audit_check.py)."""
+    from framework_core.core.audit_check import HEAD_RECORD
+
+    log.on_head = lambda seq, head: session.record({"type": HEAD_RECORD, "log": log.path.name, "seq": seq,
+                                                    "head": head})
 
 
 def context_roots(loaded: LoadedConfig) -> list[Path]:
@@ -232,4 +241,5 @@ def fresh_session(loaded: "LoadedConfig", agent: "Agent") -> "MessageManager":
     _spill_for(loaded, session)
     if agent.teps.audit_log is not None:
         agent.teps.audit_log.session_id = session.session_id
+        anchor_in(agent.teps.audit_log, session)
     return session

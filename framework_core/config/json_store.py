@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -36,6 +37,23 @@ def take_reports() -> list[str]:
     out = list(_REPORTS)
     _REPORTS.clear()
     return out
+
+
+def report(message: str) -> None:
+    """Say a store problem with the start-up notes (a store that cannot be read or written at all)."""
+    if message not in _REPORTS:
+        _REPORTS.append(message)
+
+
+def unreadable_why(exc: OSError) -> str:
+    """What an OSError on a store file means, in words."""
+    import errno
+
+    if exc.errno == errno.EISDIR:
+        return "it is a folder, not a file"
+    if exc.errno == errno.ELOOP:
+        return "it is a symlink loop, or a symlink LACA does not follow"
+    return exc.strerror or str(exc)
 
 
 def depth_of(value: Any) -> int:
@@ -76,9 +94,11 @@ def file_lock(path: Path, lock: Path | None = None) -> Iterator[None]:
     lock = lock or path.with_name(path.name + ".lock")
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError:  # a read-only data folder: nothing can be written there anyway, and reading needs no lock
-        yield
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # never through a symlink: what it points at is left alone
+            raise OSError(errno.ELOOP, f"its lock {lock} is a symlink, which LACA does not follow") from None
+        yield  # a read-only data folder: nothing can be written there anyway, and reading needs no lock
         return
     try:
         try:

@@ -272,9 +272,14 @@ class TrustStore:
         return self.store.problems
 
     def _read(self) -> dict[str, Any]:
+        from framework_core.config.json_store import report, unreadable_why
+
         try:
             data: dict[str, Any] = self.store.read()
-        except OSError:
+        except OSError as exc:
+            report(f"The workspace trust store {self.path} cannot be read ({unreadable_why(exc)}): no workspace's "
+                   "trust is remembered, so LACA asks again (or needs --trust) on every run. Move it aside or "
+                   "remove it to fix this.")
             return {"workspaces": {}}
         return data
 
@@ -391,7 +396,11 @@ def decide(workspace: Path, additions: list[Addition], store: TrustStore, *, tru
     if yes:
         try:
             store.record(workspace, [p.addition for p in yes])
-        except OSError:
-            pass  # still trusted for this run; remembering failed (read-only home)
+        except OSError as exc:  # still trusted for this run; remembering failed: said, with what it means
+            from framework_core.config.json_store import report, unreadable_why
+
+            report(f"Trusted for this run only: the workspace trust store {store.path} cannot be written "
+                   f"({unreadable_why(exc)}), so this trust is not remembered and the next run asks again (or "
+                   "needs --trust). Move it aside or remove it to fix this.")
     return TrustDecision(frozenset(ok | {p.addition.key for p in yes}), [p for p in pending if p not in yes],
                          trust_all=trust_all, files=files)

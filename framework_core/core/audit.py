@@ -1,27 +1,35 @@
-"""The audit log: every decision about a tool call, appended to a per-workspace, tamper-evident JSON-lines file.
+"""The audit log: every decision about a tool call, appended to a per-workspace, keyed, hash-chained JSON-lines file.
 
 One file per workspace in LACA's data folder (`audit/<digest of the workspace path>.jsonl`; never inside the
 workspace, and hidden from commands like the rest of the data folder). Each record says the call (tool name
 and arguments, long values cut and digested), the policy's verdict and its reasons, what let it run (a rule, a
 grant, the user's answer, the mode), the sandbox it ran in, what it changed and how it ended.
 
-Tamper evidence: every record carries `prev`, the sha256 of the previous record's line (the first record:
-`GENESIS`), and `hash`, the sha256 of its own content without `hash`. `verify` names the first line whose
-content, or whose place in the chain, no longer matches. (Removing records from the end leaves no trace in
-the file itself; everything else does.) Records are appended under the file's lock and synced.
+The chain (checked by `audit_check.verify`): every record carries `seq` (its place, from 1), `prev` (the sha256 of
+the previous record's line; the first record: `GENESIS`) and `hash`, the HMAC-SHA256 of its own content under
+the key in the data folder (`audit_key.py`). Someone without the key cannot rewrite, remove or forge a record so
+that the chain still checks out. The head (the newest `seq` and `hash`) is also written to the session's own
+journal after each call (`on_head`), outside the log, so a log cut short or deleted is caught too. What this
+cannot catch: someone who has the key and can write both the log and the journals.
+
+The log and its lock are opened without following a symlink. A record cut by a failed write (a full disk) is
+said at the time; the next append sets the cut bytes aside in a named file (`<log>.cut-<time>`), says so, and
+chains on from the last whole record, noting the repair in its own record.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from framework_core.config.json_store import DamagedFile, file_lock, loads_bounded
+from framework_core.config.json_store import file_lock
+from framework_core.core.audit_key import key_path, load_or_make_key, mac
 
 GENESIS = "0" * 64
 AUDIT_DIR = "audit"
@@ -96,6 +104,8 @@ class AuditLog:
         self.mask = tuple(s for s in mask if s and len(s) >= 8)
         self.problem: str | None = None
         self.on_problem: Callable[[str], None] = lambda message: None
+        self.on_head: Callable[[int, str], None] = lambda seq, head: None  # the session's journal keeps it
+        self._key: bytes | None = None
 
     def record_call(self, request: Any, decision: Any, answer: Any, result: Any, duration: float, *,
                     engine: Any, fate: Any = None) -> None:
@@ -145,140 +155,138 @@ class AuditLog:
         return record
 
     def append(self, record: dict[str, Any]) -> None:
-        full = {"v": 1, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "workspace": self.workspace,
+        full = {"v": VERSION, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "workspace": self.workspace,
                 "session": self.session_id, **record}
         try:
+            if self._key is None:
+                self._key = load_or_make_key(key_path(self.path))
             with file_lock(self.path):
-                self._append_locked(full)
+                seq, head = self._append_locked(full, self._key)
+        except CutWrite as exc:
+            self._said(f"the audit record of this call was cut by a failed write to {self.path} ({exc.why}): the "
+                       "next record sets the cut line aside and the chain goes on; tool calls go on")
+            return
         except OSError as exc:
             self._said(f"could not write the audit log {self.path} ({exc.strerror or exc}); tool calls go on, "
                        "unrecorded")
+            return
+        self.problem = None  # written again: a later problem is said again
+        self.on_head(seq, head)
 
     def _said(self, message: str) -> None:
         if self.problem is None:
             self.on_problem(message)
         self.problem = message
 
-    def _append_locked(self, record: dict[str, Any]) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    def _append_locked(self, record: dict[str, Any], key: bytes) -> tuple[int, str]:
+        fd = open_log(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
-            last, terminated = _last_line(fd)
+            last, end, cut = tail(fd)
+            if cut:
+                record["repaired"] = self._set_aside(fd, end, cut)
+            record["seq"] = _seq_after(fd, last, end)
             record["prev"] = GENESIS if last is None else _sha(last)
-            record["hash"] = _sha(canonical(record))
-            line = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-            data = (b"" if terminated else b"\n") + line + b"\n"
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            record["hash"] = mac(key, canonical(record))
+            data = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            _write_all(fd, data + b"\n")
             os.fsync(fd)
         finally:
             os.close(fd)
+        return record["seq"], record["hash"]
+
+    def _set_aside(self, fd: int, end: int, cut: bytes) -> dict[str, Any]:
+        """Move the bytes of a record cut by a failed write into a file of their own, cut them from the log,
+        say so; returns what the next record notes of the repair."""
+        aside = self.path.with_name(f"{self.path.name}.cut-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        out = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            _write_all(out, cut)
+            os.fsync(out)
+        finally:
+            os.close(out)
+        os.ftruncate(fd, end)
+        self.on_problem(f"the audit log {self.path} ended in a record cut by a failed write ({len(cut)} bytes): "
+                        f"set aside in {aside}; the chain goes on from the last whole record")
+        return {"set_aside": aside.name, "bytes": len(cut)}
 
 
-def _last_line(fd: int) -> tuple[bytes | None, bool]:
-    """(the file's last line without its newline, or None when empty; whether the file ends with a newline)."""
+VERSION = 2  # keyed records (1: plain sha256, before the key; `audit verify` says which it reads)
+
+
+class CutWrite(OSError):
+    """Part of a record reached the log before the write failed."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(errno.EIO, why)
+        self.why = why
+
+
+def open_log(path: Path, flags: int) -> int:
+    """Open the log without following a symlink (OSError naming it; its target is left alone); only a regular
+    file."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "it is a symlink; LACA does not follow it, and its target is left "
+                                       "unchanged") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "it is not a regular file")
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except OSError as exc:
+            if len(view) < len(data):
+                raise CutWrite(exc.strerror or str(exc)) from None
+            raise
+
+
+def tail(fd: int) -> tuple[bytes | None, int, bytes]:
+    """(the last whole line without its newline, or None; where the whole lines end; the bytes after them, a
+    line that was never finished)."""
     size = os.fstat(fd).st_size
-    if size == 0:
-        return None, True
-    terminated = os.pread(fd, 1, size - 1) == b"\n"
-    end = size - 1 if terminated else size
-    chunk, start = b"", end
-    while start > 0:
-        step = min(65536, start)
-        start -= step
-        chunk = os.pread(fd, step, start) + chunk
-        cut = chunk.rfind(b"\n")
-        if cut >= 0:
-            return chunk[cut + 1:], terminated
-    return chunk, terminated
+    last_nl = _newline_before(fd, size)
+    cut = os.pread(fd, size - last_nl - 1, last_nl + 1) if size - last_nl - 1 > 0 else b""
+    if last_nl < 0:
+        return None, 0, cut
+    prev_nl = _newline_before(fd, last_nl)
+    return os.pread(fd, last_nl - prev_nl - 1, prev_nl + 1), last_nl + 1, cut
 
 
-# ---- reading it back ---------------------------------------------------------------------------------------
-
-@dataclass
-class Verified:
-    records: int
-    bad_line: int | None = None  # the first line that was changed, removed around or damaged
-    why: str = ""
-
-    @property
-    def intact(self) -> bool:
-        return self.bad_line is None
-
-
-def lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, line without its newline, whether it ended with a newline)."""
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, start=1):
-            yield n, raw.rstrip(b"\n"), raw.endswith(b"\n")
+def _newline_before(fd: int, end: int) -> int:
+    """The offset of the last newline before `end`, or -1."""
+    pos = end
+    while pos > 0:
+        step = min(65536, pos)
+        pos -= step
+        found = os.pread(fd, step, pos).rfind(b"\n")
+        if found >= 0:
+            return pos + found
+    return -1
 
 
-def verify(path: Path) -> Verified:
-    """Check every record's own hash and its link to the one before, in order."""
-    prev, count = GENESIS, 0
-    for n, line, ended in lines(path):
-        if not ended:
-            return Verified(count, n, "the last line is incomplete (cut while it was written, or shortened)")
-        try:
-            record = loads_bounded(line.decode("utf-8"), max_depth=MAX_DEPTH + 6)
-        except (DamagedFile, UnicodeDecodeError) as exc:
-            return Verified(count, n, f"not a readable record ({exc})")
-        if not isinstance(record, dict) or not isinstance(record.get("hash"), str):
-            return Verified(count, n, "not an audit record")
-        if record["hash"] != _sha(canonical(record)):
-            return Verified(count, n, "its content does not match its hash: it was changed")
-        if record.get("prev") != prev:
-            return Verified(count, n, "it does not follow the record before it: a record was changed, removed "
-                                      "or inserted before this line")
-        prev, count = _sha(line), count + 1
-    return Verified(count)
-
-
-def read_records(path: Path, since: str | None = None) -> list[tuple[int, dict[str, Any]]]:
-    """The readable records (line number, record), those from `since` (an ISO date or time) on."""
-    out = []
-    for n, line, _ in lines(path):
-        try:
-            record = loads_bounded(line.decode("utf-8", errors="replace"), max_depth=MAX_DEPTH + 6)
-        except DamagedFile:
-            continue
-        if isinstance(record, dict) and (since is None or str(record.get("ts", "")) >= since):
-            out.append((n, record))
-    return out
-
-
-@dataclass
-class Replayed:
-    line: int
-    ts: str
-    command: str
-    was: str  # "allow (needs_confirm) by rule X"
-    now: str
-
-
-def replay(records: list[tuple[int, dict[str, Any]]], judge: Callable[[str, bool], Any]) -> tuple[list[Replayed], int]:
-    """Judge every recorded bash command again (`judge(command, allow_dangerous) -> Decision`); returns those
-    decided differently now, and how many commands were judged. A call a session grant or an `--allow` of that
-    run let through is compared with what the rules alone say (grants last one session)."""
-    changed: list[Replayed] = []
-    judged = 0
-    for n, record in records:
-        call, verdict = record.get("call"), record.get("verdict")
-        if not isinstance(call, dict) or call.get("tool") != BASH_TOOL or not isinstance(verdict, dict):
-            continue
-        command = (call.get("arguments") or {}).get("command") if isinstance(call.get("arguments"), dict) else None
-        if not isinstance(command, str) or "…[cut:" in command:
-            continue
-        judged += 1
-        now = judge(command, bool(record.get("allow_dangerous")))
-        matched = [str(m) for m in verdict.get("matched") or []]
-        granted = any(m.startswith(("session grant", "--allow")) for m in matched)
-        if granted and now.action in ("allow", "ask") and now.level.label == verdict.get("level"):
-            continue  # without the grant the rules say ask or allow: as they did for the grant to apply
-        if now.action != verdict.get("action") or now.level.label != verdict.get("level"):
-            was_by = f" by {'; '.join(matched)}" if matched else ""
-            now_by = f" by {'; '.join(now.matched)}" if now.matched else ""
-            changed.append(Replayed(n, str(record.get("ts", "")), command,
-                                    f"{verdict.get('action')} ({verdict.get('level')}){was_by}",
-                                    f"{now.action} ({now.level.label}){now_by}"))
-    return changed, judged
+def _seq_after(fd: int, last: bytes | None, end: int) -> int:
+    """The next record's place: one after the last record's `seq` (a log from before `seq`: its lines counted)."""
+    if last is None:
+        return 1
+    try:
+        seq = json.loads(last).get("seq")
+    except (ValueError, AttributeError):
+        seq = None
+    if isinstance(seq, int) and not isinstance(seq, bool) and seq > 0:
+        return seq + 1
+    count, offset = 0, 0
+    while offset < end:
+        block = os.pread(fd, min(1 << 20, end - offset), offset)
+        if not block:
+            break
+        count += block.count(b"\n")
+        offset += len(block)
+    return count + 1

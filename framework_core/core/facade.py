@@ -101,7 +101,7 @@ class Facade(McpCatalogFacade):
         Returns notes for what could not be restored."""
         from framework_core.errors import ConfigError
 
-        notes: list[str] = []
+        notes: list[str] = self._teps.restore_grants(meta.get("grants") or [])  # `a` grants of the same session
         wanted_persona = meta.get("persona")
         if persona and wanted_persona and wanted_persona != self.persona and wanted_persona in self.personas():
             self.set_persona(wanted_persona)
@@ -253,6 +253,10 @@ class Facade(McpCatalogFacade):
 
     def undo(self, count: int, *, force: bool = False) -> "RevertResult":
         return self._teps.revert(count, force=force)
+
+    def undo_set_aside(self) -> int:
+        """How many damaged undo entries were set aside in this session (their notices named them)."""
+        return self._teps.undo_set_aside()
 
     # ---- tools, MCP, context -------------------------------------------------------------------------
     def tools(self) -> list["ToolSpec"]:

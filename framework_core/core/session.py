@@ -19,15 +19,17 @@ from typing import Any, Callable
 from framework_core.config.json_store import loads_bounded
 from framework_core.core.history import repair
 from framework_core.core.journal import SessionBusy, Transcript
+from framework_core.core.session_list import (MAX_RECORD_DEPTH, SessionInfo, damaged_transcripts, latest_session,
+                                              list_sessions, sessions_dir)
 from framework_core.core.accounting import Ledger
 from framework_core.lial_core import Message, ToolResult, Usage
 
 __all__ = ["LoadedSession", "MessageManager", "SessionBusy", "SessionInfo", "Transcript", "find_session",
-           "latest_session", "list_sessions", "load_transcript", "open_session", "resume_session", "secrets_in_env"]
+           "damaged_transcripts", "latest_session", "list_sessions", "sessions_dir",
+           "load_transcript", "open_session", "resume_session", "secrets_in_env"]
 
 ROLES = ("user", "assistant", "tool_result")
 MAX_BACKLOG_BYTES = 64 * 1024 * 1024  # unwritten records kept for a retry; past this the oldest are dropped
-MAX_RECORD_DEPTH = 200  # a line nested deeper is a damaged record (skipped and said), never a RecursionError
 
 
 def _loads(line: str) -> Any:
@@ -44,19 +46,6 @@ def session_uuid(session_id: str) -> str:
 
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "laca-session:" + session_id))
 
-
-def sessions_dir(data_dir: Path) -> Path:
-    return data_dir / "sessions"
-
-
-@dataclass
-class SessionInfo:
-    session_id: str
-    path: Path
-    workspace: str
-    updated: float
-    messages: int
-    preview: str
 
 
 @dataclass
@@ -110,84 +99,15 @@ def load_transcript(path: Path) -> LoadedSession:
                     ledger.add(request)
                 elif kind == "tool_started":
                     started.add(str(rec.get("request_id")))
+                elif kind in ("grant", "grant_revoked") and isinstance(rec.get("grant"), dict):
+                    kept = [g for g in meta.get("grants", []) if g != rec["grant"]]
+                    meta["grants"] = kept + ([rec["grant"]] if kind == "grant" else [])
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 skipped.append(f"line {n}: skipped an unreadable record ({type(exc).__name__})")
     fixed, fixes = repair(messages, started=started)
     appended = len(fixed) - len(messages) if fixes and fixed[: len(messages)] == messages else 0
     warnings = [f"{path.name} {s}" for s in skipped] + [f"repaired history: {f}" for f in fixes]
     return LoadedSession(meta, fixed, usage, warnings, skipped + fixes, 0 if skipped else appended, ledger)
-
-
-def list_sessions(data_dir: Path, workspace: Path | None = None) -> list[SessionInfo]:
-    """Sessions with at least one message, newest first; only this workspace's when `workspace` is given."""
-    out: list[SessionInfo] = []
-    folder = sessions_dir(data_dir)
-    if not folder.is_dir():
-        return out
-    for path in folder.glob("*.jsonl"):
-        info = _peek(path)
-        if info and info.messages and (workspace is None or info.workspace == str(workspace)):
-            out.append(info)
-    return sorted(out, key=lambda s: s.updated, reverse=True)
-
-
-def latest_session(data_dir: Path, workspace: Path) -> Path | None:
-    """The newest session of this workspace with a message, reading only as much of each file as needed."""
-    folder = sessions_dir(data_dir)
-    if not folder.is_dir():
-        return None
-    paths = []
-    for path in folder.glob("*.jsonl"):
-        try:
-            paths.append((path.stat().st_mtime, path))
-        except OSError:
-            continue
-    for _, path in sorted(paths, reverse=True):
-        ws, has_message = _head(path)
-        if has_message and ws == str(workspace):
-            return path
-    return None
-
-
-def _workspace(line: str) -> str:
-    """The workspace a transcript's meta record names ('' when the line cannot be read)."""
-    try:
-        return str(_loads(line).get("workspace", ""))
-    except (ValueError, AttributeError):
-        return ""
-
-
-def _head(path: Path) -> tuple[str, bool]:
-    ws = ""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if '"type": "meta"' in line and not ws:
-                    ws = _workspace(line)
-                elif '"type": "message"' in line or '"type": "replace"' in line:
-                    return ws, True
-    except OSError:
-        pass
-    return ws, False
-
-
-def _peek(path: Path) -> SessionInfo | None:
-    ws, preview, count = "", "", 0
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if '"type": "meta"' in line and not ws:
-                    ws = _workspace(line)
-                elif '"type": "message"' in line:
-                    count += 1
-                    if not preview and '"role": "user"' in line:
-                        try:
-                            preview = _loads(line)["message"]["content"][:60].replace("\n", " ")
-                        except (ValueError, KeyError, TypeError, AttributeError):
-                            pass
-        return SessionInfo(path.stem, path, ws, path.stat().st_mtime, count, preview)
-    except OSError:
-        return None
 
 
 WriteListener = Callable[[str | None], None]

@@ -4,7 +4,7 @@ asks TEPS instead of reaching into its policy, undo store, registry or sandbox."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from framework_core.errors import LacaError
 
@@ -23,6 +23,7 @@ class TepsControls:
     sandbox: "Sandbox"
     undo: "UndoStore"
     context: "ToolContext"
+    audit: Callable[[dict[str, Any]], None]  # the session's journal
 
     # ---- permissions ---------------------------------------------------------------------------------
     @property
@@ -42,9 +43,25 @@ class TepsControls:
         from framework_core.policy.kinds import PolicyError
 
         try:
-            return self.policy.grants.revoke(number).label
+            gone = self.policy.grants.revoke(number)
         except PolicyError as exc:
             raise LacaError(str(exc)) from None
+        self.audit({"type": "grant_revoked", "grant": {"kind": gone.kind, "value": gone.value,
+                                                       "tool_name": gone.tool_name, "label": gone.label}})
+        return gone.label
+
+    def restore_grants(self, grants: list[Any]) -> list[str]:
+        """The `a` grants a resumed session's journal kept (the same session, with --continue or --resume);
+        returns notes for any that are no longer accepted."""
+        from framework_core.policy.kinds import GrantOption, PolicyError
+
+        notes = []
+        for raw in grants:
+            try:
+                self.policy.grants.add(GrantOption(raw["kind"], raw["value"], raw["tool_name"], raw["label"]))
+            except (PolicyError, KeyError, TypeError) as exc:
+                notes.append(f"A grant of the resumed session was not restored ({exc}).")
+        return notes
 
     def add_rules(self, rules: list[Any]) -> None:
         """Rules for this run only (--allow)."""
@@ -66,6 +83,10 @@ class TepsControls:
     def undo_notices(self) -> list[str]:
         """What the undo store found at start (damaged records set aside, interrupted applies), said once."""
         return self.undo.take_notices()
+
+    def undo_set_aside(self) -> int:
+        """How many damaged undo entries were set aside in this session (at start or by /undo)."""
+        return self.undo.set_aside
 
     # ---- tools and the sandbox -----------------------------------------------------------------------
     def forget_reads(self) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Callable, ContextManager, Generic, TypeVar
 
 from framework_core.sandbox.runs_later import by_folder
 
@@ -99,41 +100,72 @@ class SandboxTransaction:
         return Ran(result, launch.mode or "off", landed, launch, self.sandbox, self.label)
 
     def _land(self, launch: "Launch") -> Landed:
-        from framework_core.sandbox.changeset import ChangeSetError, apply, read_changes
+        """Read, gate and apply the change set under the workspace's lock (`workspace_lock.py`), so that the
+        conflict check sees the workspace as any other session's landing left it; a previewed set, or one auto
+        mode holds (`hold`: it holds files that run with nothing named), is shown without the lock (the user may
+        take their time) and checked again under it before it lands."""
+        from framework_core.sandbox.workspace_lock import WorkspaceBusy
+
+        try:
+            if self.preview or self.hold:
+                cs = self._read(launch)
+                ask = not isinstance(cs, Landed) and cs and not cs.over_limit and (self.preview or cs.implicit)
+                if ask and not isinstance(cs, Landed) and (self.review is None or not self.review(cs)):
+                    return self._refused(cs, held=not self.preview)
+                with self._locked():
+                    return self._decide(launch, cs, reviewed=True)
+            with self._locked():
+                return self._decide(launch, self._read(launch), reviewed=False)
+        except WorkspaceBusy as exc:
+            return Landed(f"nothing applied: {exc.strerror or exc}", applied=False)
+
+    def _locked(self) -> ContextManager[None]:
+        return self.undo.landing(self.label) if self.undo is not None else nullcontext()
+
+    def _read(self, launch: "Launch") -> "ChangeSet | Landed":
+        from framework_core.sandbox.changeset import ChangeSetError, read_changes
 
         assert launch.upper is not None
         sandbox = self.sandbox
         try:
             linked = sandbox.named_controls()
-            cs = read_changes(launch.upper, sandbox.workspace, protected=(*sandbox.protected_extra, *linked),
-                              mounted=[c.rel for c in launch.protected], max_bytes=sandbox.max_apply_bytes,
-                              reasons=linked)
+            return read_changes(launch.upper, sandbox.workspace, protected=(*sandbox.protected_extra, *linked),
+                                mounted=[c.rel for c in launch.protected], max_bytes=sandbox.max_apply_bytes,
+                                reasons=linked)
         except ChangeSetError as exc:
             return Landed(f"nothing applied: {exc}", applied=False)
         except OSError as exc:
             return Landed(f"nothing applied: the change set could not be read ({exc.strerror or exc})",
                           applied=False)
+
+    def _refused(self, cs: "ChangeSet", *, held: bool = False) -> Landed:
         control = cs.control_notes()
-        notes = [control_note(control)] if control else []
+        notes = _notes(cs, control)
+        if held:
+            notes[0] = held_note(cs.implicit)
+        return Landed(f"{'held' if held else 'previewed'}, NOT applied: {cs.summary()}; the workspace is unchanged",
+                      notes, applied=False, runs_later=list(cs.runs_later), control=control)
+
+    def _decide(self, launch: "Launch", cs: "ChangeSet | Landed", *, reviewed: bool) -> Landed:
+        from framework_core.sandbox.changeset import apply
+
+        if isinstance(cs, Landed):
+            return cs
+        assert launch.upper is not None
+        sandbox = self.sandbox
+        control = cs.control_notes()
+        notes = _notes(cs, control)
         from framework_core.sandbox.git_refs import ref_notes
 
         notes += ref_notes(launch.upper, sandbox.workspace, [c.rel_path for c in cs.changes])
         later = list(cs.runs_later)
-        if later:
-            notes.insert(0, "runs later (landed; other tools run these on their own, outside the sandbox): "
-                         + "; ".join(by_folder(cs.runs_later)) + ".")
         if not cs:
             line = "nothing applied: every change was a control path" if control else "no files changed"
             return Landed(line, notes, applied=not control, control=control)
         if cs.over_limit:
             return Landed(cs.over_limit, notes, applied=False, runs_later=later, control=control)
-        if self.preview and (self.review is None or not self.review(cs)):
-            return Landed(f"previewed, NOT applied: {cs.summary()}; the workspace is unchanged", notes,
-                          applied=False, runs_later=later, control=control)
-        if self.hold and cs.implicit and not self.preview and (self.review is None or not self.review(cs)):
-            notes[0] = held_note(cs.implicit)
-            return Landed(f"held, NOT applied: {cs.summary()}; the workspace is unchanged", notes,
-                          applied=False, runs_later=later, control=control)
+        if self.preview and not reviewed:
+            return self._refused(cs)
         entry = self.undo.begin(self.label, "command") if self.undo is not None else None
         result = apply(cs, launch.upper, sandbox.workspace, entry, started_ns=launch.started_ns)
         if result.notice:
@@ -143,6 +175,15 @@ class SandboxTransaction:
         if later and result.applied:
             line = f"{cs.runs_later_line()}; {line}"
         return Landed(line, notes, applied=result.applied and not result.error, runs_later=later, control=control)
+
+
+def _notes(cs: "ChangeSet", control: list[str]) -> list[str]:
+    """What a change set's line is followed by: what runs later, the control paths not kept."""
+    notes = [control_note(control)] if control else []
+    if cs.runs_later:
+        notes.insert(0, "runs later (landed; other tools run these on their own, outside the sandbox): "
+                     + "; ".join(by_folder(cs.runs_later)) + ".")
+    return notes
 
 
 def held_note(implicit: dict[str, str]) -> str:

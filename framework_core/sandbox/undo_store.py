@@ -21,15 +21,17 @@ import re
 import shutil
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Collection
+from typing import Collection, ContextManager
 
 from framework_core.sandbox.nodes import ABSENT, NodeState, _missing_parents, walk_tree
 from framework_core.sandbox.undo_records import (DamagedEntry, EntryInfo, Record, Saved, Source, State, Workspace,
                                                  digest_fd, quarantine, read_info, read_records,
                                                  verify_blobs)
 from framework_core.sandbox.undo_revert import Conflict, RevertResult, check, landed, restore
+from framework_core.sandbox.workspace_lock import WorkspaceLock
 from framework_core.wording import plural, size_words
 
 __all__ = ["Conflict", "EntryInfo", "RevertResult", "Source", "UndoEntry", "UndoError", "UndoStore"]
@@ -156,15 +158,18 @@ class UndoEntry:
 class UndoStore:
     """Undo entries for one session, newest first, in `root` (the session's directory). Given `workspace`,
     every recorded path must lie beneath it, or the entry is set aside as damaged (production always passes
-    it; `app/wiring.py`, `teps.py`)."""
+    it; `app/wiring.py`, `teps.py`). Every change recorded here lands under the workspace's lock
+    (`workspace_lock.py`, `landing()`), and `revert` holds it too: one writer per workspace, across sessions."""
 
     def __init__(self, root: str | os.PathLike[str], max_bytes: int, *,
-                 workspace: str | os.PathLike[str] | None = None) -> None:
+                 workspace: str | os.PathLike[str] | None = None, lock: WorkspaceLock | None = None) -> None:
         self.root = Path(root)
         self.max_bytes = max_bytes
         self.workspace = Workspace(workspace) if workspace is not None else None
+        self.lock = lock if lock is not None or workspace is None else WorkspaceLock.for_workspace(Path(workspace))
         self._lock = threading.Lock()
         self._notices: list[str] = []
+        self.set_aside = 0  # damaged entries moved aside in this session (at start or by /undo)
         self.root.mkdir(parents=True, exist_ok=True)
         self._infos: dict[str, EntryInfo] = {}
         numbers = [0]
@@ -188,6 +193,7 @@ class UndoStore:
         if not d.name.isdigit():
             if (d / "info.json").exists():
                 self._notices.append(quarantine(d, "its folder name is not an undo entry's number"))
+                self.set_aside += 1
             return
         try:
             info = read_info(d)
@@ -195,11 +201,13 @@ class UndoStore:
         except FileNotFoundError:  # no info.json
             if (d / "records.json").exists():
                 self._notices.append(quarantine(d, DamagedEntry(d / "info.json", "is missing")))
+                self.set_aside += 1
             else:  # begun, never prepared: nothing was applied, only saved copies are there
                 shutil.rmtree(d, ignore_errors=True)
             return
         except DamagedEntry as exc:
             self._notices.append(quarantine(d, exc))
+            self.set_aside += 1
             return
         if info.state == "applying":
             try:
@@ -228,6 +236,11 @@ class UndoStore:
         os.replace(tmp, path)
         _fsync_dir(path.parent)
 
+    def landing(self, what: str = "") -> ContextManager[None]:
+        """The workspace's lock for a conflict check, a landing and its undo record (WorkspaceBusy when another
+        session keeps it past the wait); nothing without a workspace."""
+        return self.lock.hold(what) if self.lock is not None else nullcontext()
+
     def begin(self, label: str, source: Source) -> UndoEntry:
         with self._lock:
             entry_id = f"{self._next:06d}"
@@ -246,7 +259,16 @@ class UndoStore:
         """Undo the newest `n` entries, newest first. If a path they touched was changed since, nothing
         is reverted and the conflicts are returned, unless `force`. Every entry is checked first (paths
         beneath the workspace, saved copies present and matching their digests): a damaged one is set aside
-        and nothing is touched."""
+        and nothing is touched. Held under the workspace's lock: a session landing meanwhile is waited for."""
+        from framework_core.sandbox.workspace_lock import WorkspaceBusy
+
+        try:
+            with self.landing("/undo"):
+                return self._revert(n, force)
+        except WorkspaceBusy as exc:
+            return RevertResult(errors=[exc.strerror or str(exc)])
+
+    def _revert(self, n: int, force: bool) -> RevertResult:
         with self._lock:
             infos = sorted(self._infos.values(), key=lambda e: e.id, reverse=True)[:max(n, 0)]
             loaded: list[tuple[EntryInfo, list[Record]]] = []
@@ -258,6 +280,7 @@ class UndoStore:
                     verified[info.id] = verify_blobs(d, records)
                 except DamagedEntry as exc:
                     del self._infos[info.id]
+                    self.set_aside += 1
                     return RevertResult(errors=[quarantine(d, exc)], refused=[info])
                 loaded.append((info, records))
             result = RevertResult(conflicts=check(loaded))

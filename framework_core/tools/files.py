@@ -112,6 +112,12 @@ def write_with_undo(path: Path, data: bytes, *, append: bool, undo: "UndoStore |
     `atomic_write`)."""
     if undo is None:
         return atomic_write(path, data, append=append, root=root), None
+    with undo.landing(label):  # one writer per workspace (sandbox/workspace_lock.py)
+        return _write_recorded(path, data, append=append, undo=undo, label=label, root=root)
+
+
+def _write_recorded(path: Path, data: bytes, *, append: bool, undo: "UndoStore", label: str,
+                    root: Path | None) -> tuple[int, str | None]:
     entry = undo.begin(label, "writeFile")
     try:
         entry.save_preimage(path)

@@ -168,10 +168,23 @@ class Commands:
 
     def undo(self, arg: str) -> None:
         """Revert the newest change(s), a command's or a file write's; asks before overwriting later edits."""
-        if arg and not arg.isdigit():
-            raise LacaError("usage: /undo [N]  (N: how many of the newest changes; /changes lists them)")
         facade = self.facade
+        arg = arg.strip()
+        if arg.startswith("#") and arg[1:].isdigit():  # a change's own number: undo back to it, newest first
+            ids = [int(e.id) for e in facade.changes()]
+            if int(arg[1:]) not in ids:
+                raise LacaError(f"/undo {arg}: no such change left to undo (/changes lists them with their #)")
+            arg = str(ids.index(int(arg[1:])) + 1)
+        if arg and not arg.isdigit():
+            raise LacaError("usage: /undo [N | #C]  (N: how many of the newest changes; #C: back to change C; "
+                            "/changes lists them)")
         if not facade.changes():
+            aside = facade.undo_set_aside()
+            if aside:
+                self.say(f"Nothing left to undo: {plural(aside, 'damaged undo entry', 'damaged undo entries')} "
+                         "set aside in this session (named when it was set aside; kept as .damaged-* folders for "
+                         "you to inspect) cannot be undone by LACA.", "laca.warn")
+                return
             self.say("Nothing to undo: no command or file write has changed the workspace in this session. "
                      "Changes made outside LACA, or by a command run outside the sandbox, are not recorded.")
             return
@@ -208,9 +221,9 @@ class Commands:
             when = time.strftime("%H:%M:%S", time.localtime(e.created_ns / 1e9))
             state = "" if e.state == "committed" else (
                 f", INTERRUPTED: {e.landed} of {e.paths} landed" if e.landed is not None else ", interrupted")
-            self.say(f"  {n:>2}. {when}  {e.label[:90]}  ({plural(e.paths, 'path')}{state})",
+            self.say(f"  {n:>2}. #{int(e.id):<3} {when}  {e.label[:90]}  ({plural(e.paths, 'path')}{state})",
                      "laca.warn" if state else "")
-        self.say("/undo N reverts the newest N of these.", "laca.dim")
+        self.say("/undo N reverts the newest N of these; /undo #C reverts back to change #C.", "laca.dim")
 
     # -- permissions --------------------------------------------------------------------------
     def show_permissions(self, arg: str) -> None:

@@ -40,7 +40,7 @@ def test_oneshot_auto_runs_local_commands_and_declines_network_ones(workspace: P
     r = laca("--permission-mode", "auto", "-p", "go", cwd=workspace, server=server)
     assert r.returncode == 3, r.stderr  # the network call was declined for want of an approval
     assert (workspace / "made.txt").read_text() == "hi\n"
-    assert "laca: auto · sandboxed · /undo 1: echo hi > made.txt" in r.stderr
+    assert "laca: auto · sandboxed · change #1 · /undo #1 (now /undo 1): echo hi > made.txt" in r.stderr
     assert "declined executeBashCommand" in r.stderr and "curl" in r.stderr
     assert "done" in r.stdout
 

@@ -139,3 +139,47 @@ def test_audit_without_a_log_says_so(tmp_path: Path, server: FakeOpenAIServer) -
     assert r.returncode == 1 and "No audit log" in r.stdout and str(tmp_path) in r.stdout
     bad = laca("audit", "replay", "--since", "yesterday", cwd=tmp_path, server=server)
     assert bad.returncode == 2 and "YYYY-MM-DD" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_audit_verify_catches_a_log_cut_short_or_deleted_by_the_head_the_session_kept(
+        workspace: Path, server: FakeOpenAIServer) -> None:
+    server.enqueue(Reply(tool_calls=[bash("ls")]), Reply(tool_calls=[bash("pwd")]), Reply(text="done"))
+    assert laca("-p", "look around", cwd=workspace, server=server).returncode == 0
+    log = audit_log(workspace)
+    ok = laca("audit", "verify", cwd=workspace, server=server)
+    assert ok.returncode == 0 and "1 head(s) recorded in session journals" in ok.stdout
+    assert "Not caught: someone who has LACA's data folder" in ok.stdout
+    log.write_bytes(log.read_bytes().splitlines(keepends=True)[0])  # the last record removed, cleanly
+    cut = laca("audit", "verify", cwd=workspace, server=server)
+    assert cut.returncode == 1 and "removed from its end" in cut.stdout
+    log.unlink()
+    gone = laca("audit", "verify", cwd=workspace, server=server)
+    assert gone.returncode == 1 and "MISSING" in gone.stdout and "deleted" in gone.stdout
+
+
+@pytest.mark.parametrize("make, why", [
+    (lambda p: p.mkdir(), "it is a folder"),
+    (lambda p: (p.symlink_to(p.with_name("loop")), p.with_name("loop").symlink_to(p)), "symlink loop"),
+])
+def test_an_unreadable_trust_store_is_named_at_start_and_with_trust(make, why: str, tmp_path: Path,
+                                                                   server: FakeOpenAIServer) -> None:
+    ws = workspace_with_rule(tmp_path / "ws")
+    trust_file().parent.mkdir(parents=True, exist_ok=True)
+    make(trust_file())  # a decoy store in this test's own data folder
+    r = laca("-p", "hi", "--trust", cwd=ws, server=server)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert str(trust_file()) in r.stderr and why in r.stderr and "not remembered" in r.stderr
+    assert "Trusted for this run only" in r.stderr
+
+
+def test_a_transcript_of_binary_junk_is_named_as_damaged_by_continue(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sessions = Path(os.environ["XDG_DATA_HOME"]) / "laca" / "sessions"
+    sessions.mkdir(parents=True)
+    junk = sessions / "20260101-000000-abcd.jsonl"
+    junk.write_bytes(bytes(range(256)) * 8)  # a decoy transcript overwritten with junk
+    r = laca("-p", "hi", "--continue", cwd=ws, server=server)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    said = " ".join(r.stderr.split())
+    assert "damaged" in said and str(junk) in said

@@ -36,10 +36,13 @@ def test_auto_runs_a_command_that_would_ask_in_the_sandbox_and_says_how_to_undo_
     started = next(e for e in events if isinstance(e, ToolCallStarted))
     assert started.auto_approved and started.reason == "auto · sandboxed"
     finished = next(e for e in events if isinstance(e, ToolCallFinished))
-    assert finished.note == "auto · sandboxed · /undo 1"
+    assert finished.note == "auto · sandboxed · change #1 · /undo #1 (now /undo 1)"
     decision = [r for r in audit if r["type"] == "tool_decision"][0]
     assert decision["decided_by"] == "auto mode" and decision["scope"] == {"writes": True, "hold": True}
-    assert teps.undo.revert(1).reverted and not (workspace / "made.txt").exists()  # /undo 1 did revert it
+    teps.execute(bash("echo again > again.txt", "r2"))
+    second = [e for e in events if isinstance(e, ToolCallFinished)][-1]
+    assert second.note == "auto · sandboxed · change #2 · /undo #2 (now /undo 1)"  # its own number, not #1's
+    assert teps.undo.revert(2).reverted and not (workspace / "made.txt").exists()  # /undo #1 did revert it
 
 
 def test_auto_still_asks_for_the_network_for_dangerous_commands_and_control_paths(workspace: Path) -> None:
@@ -112,5 +115,5 @@ def test_auto_writes_a_workspace_file_without_asking_and_says_how_to_undo_it(wor
     write = ToolRequest("w", "writeFile", {"path": "notes.md", "content": "hi\n"}, "b")
     assert teps.execute(write).status == "success" and approver.seen == []
     finished = next(e for e in events if isinstance(e, ToolCallFinished))
-    assert finished.note == "auto · /undo 1"
+    assert finished.note == "auto · change #1 · /undo #1 (now /undo 1)"
     assert teps.undo.revert(1).reverted and not (workspace / "notes.md").exists()

@@ -197,3 +197,15 @@ def test_a_damaged_entry_is_reported_not_raised(ws: Path, tmp_path: Path) -> Non
     assert (ws / "docs" / "notes.txt").read_text() == "second\n" and store.entries() == []
     [moved] = (tmp_path / "undo").glob(f"{entry_id}.damaged-*")  # set aside, not deleted
     json.loads((moved / "info.json").read_text())
+
+
+def test_damaged_entries_set_aside_are_counted_for_undo_to_say(tmp_path: Path) -> None:
+    from framework_core.sandbox.undo_store import UndoStore
+
+    ws, root = tmp_path / "ws", tmp_path / "undo"
+    ws.mkdir()
+    (root / "000001").mkdir(parents=True)
+    (root / "000001" / "records.json").write_text("[]")  # its info.json is missing: a damaged decoy entry
+    store = UndoStore(root, 1 << 20, workspace=ws)
+    assert store.set_aside == 1 and store.entries() == []
+    assert any("000001" in n for n in store.take_notices())

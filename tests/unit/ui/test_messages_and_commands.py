@@ -166,3 +166,7 @@ def test_undo_of_a_damaged_record_names_its_file_and_touches_nothing(app, worksp
     unwrapped = "".join(buf.getvalue().split())  # long paths wrap at the console's width
     assert f"{blob}:thesavedcopyof{workspace / 'a.txt'}doesnotmatchitsrecord" in unwrapped
     assert (workspace / "a.txt").read_text() == "new\n" and "restored" not in said
+    r.handle("/undo")  # the damaged entry was set aside: counted, not "nothing changed"
+    again = " ".join(buf.getvalue().split())
+    assert "Nothing left to undo: 1 damaged undo entry set aside in this session" in again
+    assert "no command or file write has changed" not in again
