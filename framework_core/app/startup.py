@@ -52,8 +52,11 @@ def prepare(opts: StartOptions, *, require_key: bool = True) -> Prepared:
 
     from framework_core.config.json_store import take_reports
 
+    from framework_core.app.local_server import ensure_started
+
     loaded = load(opts)
     notes = take_reports() + pick_provider(loaded)  # a damaged store moved aside while loading: said first
+    ensure_started(loaded)  # `serve:` (--provider local): llama.cpp's server with a packaged model, for the session
     try:
         check_key(loaded)
     except MissingApiKeyError as exc:

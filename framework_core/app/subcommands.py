@@ -51,9 +51,20 @@ def doctor(_args: dict[str, Any], config_overrides: Overrides) -> int:
     from framework_core.config.load import load_config
     from framework_core.sandbox.doctor import run_doctor
 
+    from framework_core.app.local_server import ensure_started
+    from framework_core.errors import ConfigError
+
     sandbox = run_doctor(config_overrides, sys.stdout)
     print("Provider:")
-    return max(sandbox, run_provider_check(load_config(overrides=config_overrides), sys.stdout))
+    loaded = load_config(overrides=config_overrides)
+    try:
+        address = ensure_started(loaded)  # `serve:` (the local provider): its server, for the check
+    except ConfigError as exc:
+        print(f"  ✗ {exc}")
+        return max(sandbox, 1)
+    if address:
+        print(f"  ✓ llama.cpp's server started for the check at {address}")
+    return max(sandbox, run_provider_check(loaded, sys.stdout))
 
 
 def audit_verify(args: dict[str, Any], _overrides: Overrides) -> int:
