@@ -50,6 +50,10 @@ class OpenAIChatAdapter(SDKAdapter):
             params["extra_body"] = dict(self.config.extra_body)
         return params
 
+    def use_tool_mode(self, mode: str) -> None:
+        """Use this mode from now on (`laca doctor` found it)."""
+        self._mode = mode
+
     def tool_mode(self, tools: list[ToolSchema]) -> str:
         """native or generic: the profile's, else remembered for this server and model, else found out now."""
         if self._mode is None:

@@ -26,7 +26,7 @@ class Finding:
     mode: str  # native | generic
     dropped: bool | None  # True: the server drops tools; False: it passes them; None: could not tell
     why: str
-    jinja: bool | None = None  # llama.cpp: whether the chat template is applied by jinja (None: not llama.cpp)
+    llamacpp: bool = False  # found in llama.cpp's /props (which reports the template's capabilities)
 
 
 def from_props(props: dict[str, Any] | None) -> Finding | None:
@@ -37,9 +37,10 @@ def from_props(props: dict[str, Any] | None) -> Finding | None:
     if not isinstance(caps, dict) or "supports_tools" not in caps:
         return None
     if caps.get("supports_tools") or caps.get("supports_tool_calls"):
-        return Finding("native", False, "llama.cpp's /props: the chat template supports tools", jinja=True)
-    return Finding("generic", True, "llama.cpp's /props: the model's chat template has no tool support (jinja is "
-                                    "on, so no server flag changes that)", jinja=True)
+        return Finding("native", False, "llama.cpp's /props: the chat template supports tools", llamacpp=True)
+    return Finding("generic", True, "llama.cpp's /props: the model's chat template has no tool support, so the "
+                                    "server drops tools (no flag changes that short of another template, "
+                                    "--chat-template-file)", llamacpp=True)
 
 
 def from_tokens(with_tools: int, without: int, tools_estimate: int) -> Finding:
