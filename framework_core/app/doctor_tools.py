@@ -10,15 +10,15 @@ import json
 from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
-    from framework_core.app.provider_check import Check
     from framework_core.lial_core import LLMAdapterInterface, LLMResponse
+
+Check = tuple[bool, str]  # a step: whether it holds, and its line (provider_check.Check)
 
 PING = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
 
 
-def tool_checks(adapter: "LLMAdapterInterface") -> Iterator["Check"]:
+def tool_checks(adapter: "LLMAdapterInterface") -> Iterator[Check]:
     """The tool mode (found and remembered where the profile does not say), then the round trip in it."""
-    from framework_core.app.provider_check import Check
     from framework_core.lial_core import ToolSchema
 
     tool = ToolSchema("ping", "Answers pong. Call it when asked to.", PING)
@@ -38,27 +38,26 @@ def tool_checks(adapter: "LLMAdapterInterface") -> Iterator["Check"]:
         adapter.use_tool_mode(mode)  # type: ignore[attr-defined]
         head = {True: "the server drops tools", False: "the server passes tools to the model",
                 None: "tools"}[finding.dropped]
-        yield Check(True, f"{head} ({finding.why}): LACA uses {mode} tool mode, {source}")
+        yield (True, f"{head} ({finding.why}): LACA uses {mode} tool mode, {source}")
     yield round_trip(adapter, tool, finding)
 
 
-def round_trip(adapter: "LLMAdapterInterface", tool: Any, finding: Any) -> "Check":
+def round_trip(adapter: "LLMAdapterInterface", tool: Any, finding: Any) -> Check:
     """Ask for a call of `ping`, answer it, and expect text back."""
-    from framework_core.app.provider_check import Check, _reply
     from framework_core.lial_core import Message, ToolResult
 
     messages = [Message("user", "Call the ping tool with x=1. Do not answer in text.")]
     first: LLMResponse = _reply(adapter, messages, [tool])
     calls = [c for c in first.tool_requests if c.tool_name == "ping"]
     if not calls:
-        return Check(False, "tool calls: " + no_call_advice(finding))
+        return (False, "tool calls: " + no_call_advice(finding))
     call = calls[0]
     messages += [Message("assistant", first.conversation, tool_calls=[call], provider_state=first.provider_state),
                  Message.tool_result(ToolResult(call.request_id, "ping", "success", {"stdout": "pong"}))]
     second = _reply(adapter, messages, [tool])
     if not (second.conversation or second.tool_requests):
-        return Check(False, "tool calls: the model called the tool but said nothing after its result")
-    return Check(True, f"a tool call makes the round trip (arguments {json.dumps(call.parameters)})")
+        return (False, "tool calls: the model called the tool but said nothing after its result")
+    return (True, f"a tool call makes the round trip (arguments {json.dumps(call.parameters)})")
 
 
 def no_call_advice(finding: Any) -> str:
@@ -75,17 +74,25 @@ def no_call_advice(finding: Any) -> str:
 
 def served_window(adapter: "LLMAdapterInterface", window: int | None) -> "Check | None":
     """llama.cpp's own context size (`/props`), when it reports one; None elsewhere (the long-prompt probe)."""
-    from framework_core.app.provider_check import Check
-
     props = _props(adapter)
     served = ((props or {}).get("default_generation_settings") or {}).get("n_ctx")
     if not isinstance(served, int) or served <= 0:
         return None
     if window and served < window:
-        return Check(False, f"context window: llama.cpp serves {served:,} tokens (/props) but {window:,} are "
+        return (False, f"context window: llama.cpp serves {served:,} tokens (/props) but {window:,} are "
                             f"configured: start it with -c {window} or set context_window: {served}")
-    return Check(True, f"context window: llama.cpp serves {served:,} tokens (/props; configured "
+    return (True, f"context window: llama.cpp serves {served:,} tokens (/props; configured "
                        f"{window:,})" if window else f"context window: llama.cpp serves {served:,} tokens (/props)")
+
+
+def _reply(adapter: "LLMAdapterInterface", messages: list[Any], tools: list[Any]) -> "LLMResponse":
+    from framework_core.errors import ProviderError
+    from framework_core.lial_core import StreamDone
+
+    for event in adapter.stream(messages, tools, "You are a connectivity check. Be brief."):
+        if isinstance(event, StreamDone):
+            return event.response
+    raise ProviderError("the reply stream ended without a final event")
 
 
 def _props(adapter: "LLMAdapterInterface") -> dict[str, Any] | None:

@@ -96,14 +96,16 @@ def _server_checks(adapter: "LLMAdapterInterface", settings: "ProviderSettings",
     from framework_core.app.doctor_tools import served_window, tool_checks
 
     try:
-        yield from tool_checks(adapter)  # which tool mode, and the round trip in it
+        for ok, text in tool_checks(adapter):  # which tool mode, and the round trip in it
+            yield Check(ok, text)
     except LacaError as exc:
         yield Check(False, f"a request with a tool failed: {exc}")
         return
     if _is_local(url):
         window = getattr(getattr(adapter, "caps", None), "context_window", None) or settings.context_window
         try:
-            yield served_window(adapter, window) or _window_check(adapter, window)
+            served = served_window(adapter, window)  # llama.cpp says what it serves (/props)
+            yield Check(*served) if served else _window_check(adapter, window)
         except LacaError as exc:
             yield Check(False, f"a long prompt failed: {exc}")
 
