@@ -51,8 +51,8 @@ def finish(reply: Any) -> tuple[LLMResponse, list[StreamEvent]]:
     return response, list(owed)
 
 
-def find_mode(adapter: "OpenAIChatAdapter", tools: list["ToolSchema"]) -> "Finding":
-    """Ask the server (its `/props`, else two one-token requests) whether it drops tools."""
+def find_mode(adapter: "OpenAIChatAdapter", tools: list["ToolSchema"], *, tokens: bool = True) -> "Finding":
+    """Ask the server (its `/props`, else, with `tokens`, two one-token requests) whether it drops tools."""
     from framework_core.adapters.tool_mode import probe
 
     def props() -> dict[str, Any] | None:
@@ -72,4 +72,4 @@ def find_mode(adapter: "OpenAIChatAdapter", tools: list["ToolSchema"]) -> "Findi
         usage = result.get("usage") if isinstance(result, dict) else None
         return int((usage or {}).get("prompt_tokens") or 0)
 
-    return probe(props, prompt_tokens, tools)
+    return probe(props, prompt_tokens if tokens else None, tools)

@@ -65,8 +65,9 @@ class OpenAIChatAdapter(SDKAdapter):
                 memory = ToolModeMemory()
                 mode = memory.get(self.config.base_url, self.config.model) or ""
                 if not mode:
-                    finding = find_mode(self, tools)
-                    memory.remember(self.config.base_url, self.config.model, finding)
+                    finding = find_mode(self, tools, tokens=False)  # one GET; laca doctor also compares tokens
+                    if finding.dropped is not None:
+                        memory.remember(self.config.base_url, self.config.model, finding)
                     mode = finding.mode
                     if finding.mode == "generic":
                         self.notes.append(f"Generic tool mode for {self.config.model}: {finding.why}. LACA "

@@ -4,8 +4,8 @@
 
 A server drops the tools when the model's chat template has no place for them: llama.cpp says so in `GET
 /props` (`chat_template_caps.supports_tools`); any other server shows it in the prompt tokens it counts, the
-same for a tiny request with the tools as without them. `laca doctor` and the first request that carries
-tools ask the same `probe`.
+same for a tiny request with the tools as without them. The first request that carries tools asks `/props`
+(one GET); `laca doctor` compares the tokens too. What either found is remembered.
 """
 
 from __future__ import annotations
@@ -57,9 +57,10 @@ def from_tokens(with_tools: int, without: int, tools_estimate: int) -> Finding:
     return Finding("native", False, f"the tools reach the model ({added:,} prompt tokens)")
 
 
-def probe(get_props: Callable[[], dict[str, Any] | None], prompt_tokens: Callable[[bool], int],
+def probe(get_props: Callable[[], dict[str, Any] | None], prompt_tokens: Callable[[bool], int] | None,
           tools: list["ToolSchema"]) -> Finding:
-    """`/props` first (llama.cpp), else the token comparison; `prompt_tokens(with_tools)` sends one request."""
+    """`/props` first (llama.cpp), else the token comparison; `prompt_tokens(with_tools)` sends one request
+    (None: a session's first request asks `/props` only, `laca doctor` compares tokens too)."""
     from framework_core.estimate import request_tokens
 
     try:
@@ -68,6 +69,9 @@ def probe(get_props: Callable[[], dict[str, Any] | None], prompt_tokens: Callabl
         found = None
     if found is not None:
         return found
+    if prompt_tokens is None:
+        return Finding("native", None, "the server does not report its chat template's capabilities (laca doctor "
+                                       "compares the prompt tokens with and without tools)")
     return from_tokens(prompt_tokens(True), prompt_tokens(False), request_tokens("", tools))
 
 

@@ -30,7 +30,7 @@ class Stop:
 @dataclass
 class LoopGuard:
     limit: int = 3
-    _failed: dict[str, str] = field(default_factory=dict)  # call key -> how it ended (declined, failed)
+    _failed: dict[str, str] = field(default_factory=dict)  # call key -> how it ended (was declined, failed)
     _last: str | None = None
     _run: int = 0  # how many times in a row the last call was made
 
@@ -41,9 +41,9 @@ class LoopGuard:
             key = call_key(call)
             if key in self._failed:
                 how = self._failed[key]
-                return Stop(call, f"Stopped the turn: the model repeated a {call.tool_name} call that was {how}. "
+                return Stop(call, f"Stopped the turn: the model repeated a {call.tool_name} call that {how}. "
                                   "Say what to do differently to go on.",
-                            f"Not run: the same call was {how} before, so LACA's loop guard stopped the turn. "
+                            f"Not run: the same call {how} before, so LACA's loop guard stopped the turn. "
                             "Do not repeat it; the user will say how to go on.")
             run = run + 1 if key == last else 1
             last = key
@@ -62,7 +62,7 @@ class LoopGuard:
             self._last = key
             result = by_id.get(call.request_id)
             if result is not None and result.status in ("declined_by_user", "blocked_by_policy"):
-                self._failed[key] = "declined"
+                self._failed[key] = "was declined"
             elif result is not None and result.status == "error":
                 self._failed[key] = "failed"
 

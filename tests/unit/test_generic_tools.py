@@ -101,7 +101,8 @@ def test_tool_choice_per_request_as_the_profile_says() -> None:
     assert choice_for([Message("user", "hi"), result], caps) == "answer"
     forced = resolve(ProviderSettings(type="openai", model="m", tool_choice_first="required"))
     assert choice_for([Message("user", "hi")], forced) == "required"
-    assert native_choice("required") == "required" and native_choice("answer") == "none" and native_choice("auto") is None
+    assert native_choice("required") == "required" and native_choice("answer") == "none"
+    assert native_choice("auto") is None
     assert resolve(ProviderSettings(type="openai", model="unknown-local")).tool_mode == "auto"
     assert resolve(ProviderSettings(type="anthropic", model="claude-sonnet-5-5")).tool_mode == "native"
 
