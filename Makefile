@@ -6,16 +6,36 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 
-# `make run` installs what LACA needs; `make test` adds the test and lint tools. Each says what it is doing.
-$(RUN_STAMP): pyproject.toml
-	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "LACA needs Python 3.11 or newer (set PY=/path/to/python3.11)"; exit 2; }
-	@echo "First run: creating $(VENV) and installing LACA's dependencies (a minute or two, once)…"
-	@$(PY) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e . && touch $(RUN_STAMP)
+# `make run` installs what LACA needs; `make test` adds the test and lint tools. Both install the exact versions
+# and hashes of the shipped lock (requirements/run.txt, requirements/test.txt, written by `make lock`) with uv,
+# bootstrapped from the registry into .venv (pip with the same lock where uv cannot be had). Each says what it
+# is doing.
+UV_VERSION := 0.13.8
+UV := $(BIN)/uv
+LOCK_RUN := requirements/run.txt
+LOCK_TEST := requirements/test.txt
+PIP_Q := --quiet --disable-pip-version-check
+# Install a lock file ($1) into .venv: uv when it is there, else pip; both check every hash.
+define install_lock
+	@if [ -x $(UV) ]; then $(UV) pip install --python $(BIN)/python --require-hashes -r $(1) && \
+		$(UV) pip install --python $(BIN)/python --no-deps -e . ; \
+	else $(BIN)/python -m pip install $(PIP_Q) --require-hashes -r $(1) && \
+		$(BIN)/python -m pip install $(PIP_Q) --no-deps -e . ; fi
+endef
 
-$(STAMP): $(RUN_STAMP)
-	@echo "Installing the test and lint tools into $(VENV) (once)…"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+$(RUN_STAMP): pyproject.toml $(LOCK_RUN)
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "LACA needs Python 3.11 or newer (set PY=/path/to/python3.11)"; exit 2; }
+	@echo "First run: creating $(VENV) and installing LACA's pinned dependencies ($(LOCK_RUN)), once…"
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@echo "  [1/2] the installer (uv $(UV_VERSION))…"
+	@$(BIN)/python -m pip install $(PIP_Q) uv==$(UV_VERSION) 2>/dev/null || echo "  uv could not be installed: using pip (slower)"
+	@echo "  [2/2] LACA and its dependencies…"
+	$(call install_lock,$(LOCK_RUN))
+	@touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP) $(LOCK_TEST)
+	@echo "Installing the test and lint tools into $(VENV) ($(LOCK_TEST)), once…"
+	$(call install_lock,$(LOCK_TEST))
 	@touch $(STAMP)
 
 LINT_PATHS := framework_core tests benchmarks run_framework.py setup.py
@@ -23,7 +43,7 @@ LINT_PATHS := framework_core tests benchmarks run_framework.py setup.py
 # tests run them offline and are skipped, with the reason, where they are not there).
 NPM_SERVERS := @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem
 
-.PHONY: run lint test bench venv clean npm-servers
+.PHONY: run lint test bench venv clean npm-servers lock
 venv: $(STAMP)
 
 run: $(RUN_STAMP)
@@ -43,6 +63,16 @@ test: lint npm-servers
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all $(ARGS)
+
+# Update the lock to the newest versions pyproject.toml's ranges allow (less what requirements/hold.txt holds
+# back), install them, and run the whole suite against them.
+lock: $(RUN_STAMP)
+	$(UV) pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes -c requirements/hold.txt \
+		-o $(LOCK_RUN) --quiet
+	$(UV) pip compile pyproject.toml --extra test --universal --python-version 3.11 --generate-hashes \
+		-c requirements/hold.txt -o $(LOCK_TEST) --quiet
+	@rm -f $(RUN_STAMP) $(STAMP)
+	$(MAKE) test
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -16,9 +16,9 @@ from pathlib import Path
 from benchmarks.common import Row, format_table
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ["bench_startup", "bench_oneshot", "bench_render", "bench_turn", "bench_session_cost", "bench_context",
-           "bench_classifier", "bench_big_output", "bench_sandbox", "bench_overlay", "bench_cache", "bench_resume",
-           "bench_task_bytes"]
+MODULES = ["bench_startup", "bench_oneshot", "bench_first_answer", "bench_render", "bench_turn", "bench_session_cost",
+           "bench_context", "bench_classifier", "bench_big_output", "bench_sandbox", "bench_overlay", "bench_copyup",
+           "bench_cache", "bench_resume", "bench_task_bytes", "bench_edit_bytes"]
 
 
 def _notes() -> str:

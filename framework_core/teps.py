@@ -9,6 +9,7 @@ TEPS executes; it does not render: everything the user sees goes out as events.
 from __future__ import annotations
 
 import os
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -19,13 +20,15 @@ from framework_core.core.approval import (MCP_WARNING, STOPPED, STOPPED_HERE, Ap
                                           DeclineAllApprover)
 from framework_core.config.models import TepsSettings
 from framework_core.errors import ToolArgumentError, ToolError
-from framework_core.core.events import EventSink, Notice, ToolCallFinished, ToolCallStarted, ToolOutputChunk, discard
+from framework_core.core.events import (EventSink, Notice, Preparing, ToolCallFinished, ToolCallStarted,
+                                        ToolOutputChunk, discard)
 from framework_core.core.teps_controls import TepsControls
 from framework_core.core.fate import CYCLE, CallFeatures, Fate, SandboxFacts, answered, can_preview, decide_fate
 from framework_core.lial_core import ToolRequest, ToolResult, ToolStatus
 from framework_core.policy.decide import CallFacts, Decision, PolicyState, decide
 from framework_core.policy.levels import Level
 from framework_core.tools.base import ActionPreview, ToolContext, ToolRegistry, ToolSpec
+from framework_core.sandbox.git_runs import workspace_git_runs
 
 if TYPE_CHECKING:
     from framework_core.config.load import LoadedConfig
@@ -98,6 +101,7 @@ class TEPSEngine(TepsControls):
             weakref.finalize(self, parts.sandbox.close)  # its runtime folder goes with the engine
         self.context = ToolContext(workspace=self.workspace, settings=self.settings, env=clean,
                                    undo=self.undo, withheld_env=withheld, sandbox=self.sandbox)
+        self._warm_lock, self._warmed = threading.Lock(), False
 
     def close(self, *, sandbox: bool = False) -> None:
         """Remove the temporary folders of the parts this engine built itself; with `sandbox`, the sandbox's
@@ -107,15 +111,20 @@ class TEPSEngine(TepsControls):
 
     def warm_up(self) -> None:
         """Do now what the first call would otherwise pay for: the policy's parser and program table, the tools'
-        argument validators and the sandbox's probe of this machine. Called in the background while the user
-        types, so the first call costs what the tenth does."""
-        from framework_core.policy.classifier import classify_command
+        argument validators, the sandbox's probe of this machine and what its first command needs (the home's
+        mounts, the workspace's scans). Called in the background while the user types, so the first call costs
+        what the tenth does; a call that comes first waits for it (`execute_batch` says so on screen)."""
+        with self._warm_lock:
+            if self._warmed:
+                return
+            from framework_core.policy.classifier import classify_command
 
-        classify_command("ls -la")
-        for spec in self.registry.all():
-            spec.validator  # noqa: B018 - compiles the schema once
-        if self.sandbox is not None:
-            self.sandbox.report  # noqa: B018 - probes bubblewrap once
+            classify_command("ls -la")
+            for spec in self.registry.all():
+                spec.validator  # noqa: B018 - compiles the schema once
+            if self.sandbox is not None:
+                self.sandbox.warm_up()
+            self._warmed = True
 
     # ---- the stable entry point (docs/ARCHITECTURE.md) --------------------------------------
 
@@ -142,8 +151,11 @@ class TEPSEngine(TepsControls):
         total = len(requests)
         keep = on_result or (lambda result: None)
         self._approve_rest = self.turn_stopped = False
-        self._bulk_after = self._plan(requests) if total > 1 else []
         try:
+            if not self._warmed:  # the first call of a session: its preparation shows at once, not as a silence
+                self.events(Preparing("the sandbox"))  # (Ctrl-C or Esc meanwhile answers every call, below)
+                self.warm_up()
+            self._bulk_after = self._plan(requests) if total > 1 else []
             for index, req in enumerate(requests, start=1):
                 if self.turn_stopped:  # the user stopped the turn (Esc): each later call is answered, never asked
                     results.append(self._finish(_Prepared(req), self._result(req, "declined_by_user", message=STOPPED),
@@ -188,7 +200,7 @@ class TEPSEngine(TepsControls):
         assert prep.spec and prep.preview
         spec = prep.spec
         return CallFeatures(spec.kind, spec.runs_process, spec.network, prep.preview.inside_workspace,
-                            self._control(spec, prep.preview))
+                            self._control(spec, prep.preview), self._implicit(spec, prep.preview))
 
     def _box(self) -> SandboxFacts:
         box = self.sandbox
@@ -269,19 +281,33 @@ class TEPSEngine(TepsControls):
         except ToolArgumentError as exc:
             prep.early = self._result(req, "error", error_message=f"Invalid arguments: {exc}")
             return prep
+        except ToolError as exc:  # a call refused before anyone is asked (an edit of a file changed since it was read)
+            prep.early = self._result(req, "error", error_message=str(exc), **exc.data)
+            return prep
         except Exception as exc:  # a broken previewer must not crash the session
             prep.early = self._result(req, "error", error_message=f"Could not prepare {spec.name}: {exc}")
             return prep
-        prep.decision = decide(self._facts(spec, req, prep.preview), self.policy)
+        prep.decision = self._decide(spec, req, prep.preview)
         return prep
+
+    def _decide(self, spec: ToolSpec, req: ToolRequest, preview: ActionPreview) -> Decision:
+        """The policy's decision; a write to several files (a patch) is judged file by file, the strictest wins."""
+        if not preview.paths:
+            return decide(self._facts(spec, req, preview), self.policy)
+        from dataclasses import replace
+
+        from framework_core.policy.decide import strictest
+
+        return strictest([decide(self._facts(spec, req, replace(preview, path=p, paths=[])), self.policy)
+                          for p in preview.paths])
 
     def _facts(self, spec: ToolSpec, req: ToolRequest, preview: ActionPreview) -> CallFacts:
         command = req.parameters.get("command") if spec.kind == "bash" else None
         return CallFacts(tool_name=spec.name, kind=spec.kind, source=spec.source, permission=spec.permission,
                          command=str(command) if command is not None else None, path=preview.path,
                          inside_workspace=preview.inside_workspace, saved_output=preview.saved_output,
-                         home=str(Path.home()),
-                         control=self._control(spec, preview))
+                         home=str(Path.home()), control=self._control(spec, preview),
+                         git_runs=workspace_git_runs(self.workspace) if spec.kind == "bash" else ())
 
     def _control(self, spec: ToolSpec, preview: ActionPreview) -> str | None:
         """What a write to a control path can do (git hooks, .mcp.json, rule files, ...), or None."""
@@ -289,8 +315,23 @@ class TEPSEngine(TepsControls):
             return None
         from framework_core.sandbox.control import control_reason
 
-        return control_reason(Path(preview.path), self.workspace, self.sandbox.protected_extra,
-                              self.sandbox.home_links())
+        return self._each_path(preview, lambda p: control_reason(p, self.workspace, self.sandbox.protected_extra,
+                                                                 self.sandbox.named_controls()))
+
+    def _implicit(self, spec: ToolSpec, preview: ActionPreview) -> str | None:
+        """What makes a written file run with nothing named (auto mode asks about it), or None."""
+        if spec.kind != "write" or not preview.path:
+            return None
+        from framework_core.sandbox.control import implicit_reason
+
+        return self._each_path(preview, lambda p: implicit_reason(p, self.workspace))
+
+    def _each_path(self, preview: ActionPreview, judge: Callable[[Path], str | None]) -> str | None:
+        """`judge` of the one path a write changes, or of each of a patch's paths (each named with its reason)."""
+        found = [(p, why) for p in preview.paths or [preview.path or ""] if (why := judge(Path(p)))]
+        if not preview.paths or not found:
+            return found[0][1] if found else None
+        return "; ".join(f"{os.path.relpath(p, self.workspace)}: {why}" for p, why in found)
 
     def sandbox_note(self, prep: _Prepared) -> tuple[str, bool]:
         """(what the sandbox will allow this call, whether that deserves a warning) for the approval panel."""
@@ -322,7 +363,7 @@ class TEPSEngine(TepsControls):
         req = ApprovalRequest(
             request=prep.request, preview=prep.preview, level=prep.decision.level,
             reasons=list(prep.decision.reasons), source=prep.spec.source, index=index, total=total,
-            grant_options=[] if dangerous else list(prep.decision.grant_options),
+            grant_options=[] if dangerous or prep.preview.paths else list(prep.decision.grant_options),
             default="deny" if dangerous else None,
             warning=MCP_WARNING if prep.spec.server else None, server=prep.spec.server)
         control = self._control(prep.spec, prep.preview)
@@ -330,6 +371,8 @@ class TEPSEngine(TepsControls):
             req.control_note = (f"This file is a control path: {control}. Check the change below; "
                                 "this is asked every time and never remembered.")
         assert prep.fate
+        if not control and prep.fate.by == "auto mode":  # a write of a file that runs with nothing named
+            req.control_note = f"Auto mode asks: {prep.fate.reason.removeprefix('auto mode asks: ')}."
         if 0 < index <= len(self._bulk_after) and not dangerous and prep.fate.bulk:
             req.remaining = self._bulk_after[index - 1]
         if prep.spec.runs_process:
@@ -347,7 +390,8 @@ class TEPSEngine(TepsControls):
         req, spec = prep.request, prep.spec
         ctx = self.context
         ctx.on_output = lambda text: self.events(ToolOutputChunk(req.request_id, text))
-        ctx.review = (lambda cs: self._review(prep, cs)) if ctx.scope.preview else None
+        ctx.review = ((lambda cs: self._review(prep, cs)) if ctx.scope.preview
+                      else (lambda cs: self._review(prep, cs, held=True)) if ctx.scope.hold else None)
         self.audit({"type": "tool_started", "request_id": req.request_id, "tool_name": req.tool_name})
         newest = self._newest_change()
         start = self._running_since = time.monotonic()
@@ -384,9 +428,10 @@ class TEPSEngine(TepsControls):
         landed = [n for n, e in enumerate(entries, start=1) if before is None or e.id > before]
         return f"{where} · /undo {landed[-1]}" if landed else f"{where} · nothing landed"
 
-    def _review(self, prep: _Prepared, changes: "ChangeSet") -> bool:
-        """Show a previewed change set and ask whether to apply it (an approver that cannot ask says no)."""
-        review = getattr(self.approver, "review_changes", None)
+    def _review(self, prep: _Prepared, changes: "ChangeSet", *, held: bool = False) -> bool:
+        """Show a previewed change set, or one auto mode held (it holds files that run with nothing named), and
+        ask whether to apply it (an approver that cannot ask says no)."""
+        review = getattr(self.approver, "review_held" if held else "review_changes", None)
         if review is None:
             return False
         assert prep.spec and prep.preview and prep.decision

@@ -7,41 +7,14 @@ Completions' words (`stop`, `tool_calls`, `length`, `content_filter`) so both Op
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from framework_core.adapters.errors import map_sdk_error
-from framework_core.adapters.responses_history import (WIRE, kept_item, provider_state, to_responses_input,
-                                                       to_responses_tools)
+from framework_core.adapters.responses_history import WIRE, provider_state, to_responses_input, to_responses_tools
+from framework_core.adapters.responses_stream import ResponsesReply, read_event
 from framework_core.adapters.sdk_base import SDKAdapter
 from framework_core.errors import ProviderError, StreamCutError
-from framework_core.lial_core import (LLMResponse, Message, ReasoningDelta, StreamDone, StreamEvent, TextDelta,
-                                      ToolCallStart, ToolRequest, ToolSchema, Usage)
-
-INCOMPLETE_STOP = {"max_output_tokens": "length", "content_filter": "content_filter"}
-
-
-@dataclass
-class _Reply:
-    """What has arrived so far of one streamed response."""
-
-    text: list[str] = field(default_factory=list)
-    calls: dict[int, dict[str, Any]] = field(default_factory=dict)  # by output_index
-    kept: list[dict[str, Any]] = field(default_factory=list)  # finished items, in output order
-    usage: Usage = field(default_factory=Usage)
-    stop: str | None = None
-    model: str | None = None
-    refused: bool = False
-
-
-def usage_of(u: Any) -> Usage:
-    """`input_tokens` includes cached ones: count them apart, as `Usage` does."""
-    if u is None:
-        return Usage()
-    details = getattr(u, "input_tokens_details", None)
-    cached = getattr(details, "cached_tokens", 0) or 0
-    written = getattr(details, "cache_write_tokens", 0) or 0
-    return Usage(max(0, (u.input_tokens or 0) - cached - written), u.output_tokens or 0, cached, written)
+from framework_core.lial_core import LLMResponse, Message, StreamDone, StreamEvent, ToolRequest, ToolSchema
 
 
 def _refuses_encrypted_content(exc: Exception) -> bool:
@@ -100,19 +73,21 @@ class OpenAIResponsesAdapter(SDKAdapter):
 
     def _post(self, params: dict[str, Any]) -> Any:
         from openai import Stream
-        from openai.types.responses import Response, ResponseStreamEvent
 
-        return self.post_stream("/responses", params, Response, Stream[ResponseStreamEvent])
+        # plain objects, read by responses_stream: the SDK's typed events are built per event, at a cost
+        return self.post_stream("/responses", params, object, Stream[object])
 
     def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
-        reply = _Reply()
+        reply = ResponsesReply()
         started = False  # a stream that goes silent after it opened is not retried (see adapters/errors)
         try:
             stream = self._create(messages, tools, system_prompt)
             started = True
             with stream:
                 for event in stream:
-                    yield from self._on_event(event, reply, stream)
+                    yield from read_event(event, reply)
+                    if reply.failure is not None:
+                        raise self._stream_error(reply.failure, stream)
         except ProviderError:
             raise
         except Exception as exc:
@@ -125,64 +100,15 @@ class OpenAIResponsesAdapter(SDKAdapter):
             raise StreamCutError("the reply stream ended before response.completed", partial=response)
         yield StreamDone(response)
 
-    def _on_event(self, event: Any, reply: _Reply, stream: Any) -> Iterator[StreamEvent]:
-        kind = getattr(event, "type", "")
-        if kind in ("response.output_text.delta", "response.refusal.delta") and event.delta:
-            reply.refused = reply.refused or kind == "response.refusal.delta"
-            reply.text.append(event.delta)
-            yield TextDelta(event.delta)
-        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta") and event.delta:
-            yield ReasoningDelta(event.delta)
-        elif kind == "response.reasoning_summary_part.added" and event.summary_index > 0:
-            yield ReasoningDelta("\n\n")
-        elif kind == "response.output_item.added" and event.item.type == "function_call":
-            item = event.item
-            reply.calls[event.output_index] = {"id": item.call_id, "name": item.name, "args": [item.arguments or ""]}
-            yield ToolCallStart(len(reply.calls) - 1, item.call_id, item.name)
-        elif kind == "response.function_call_arguments.delta" and event.output_index in reply.calls:
-            reply.calls[event.output_index]["args"].append(event.delta)
-        elif kind == "response.output_item.done":
-            self._item_done(event, reply)
-        elif kind == "response.created":
-            reply.model = event.response.model
-        elif kind in ("response.completed", "response.incomplete"):
-            self._finished(event.response, reply)
-        elif kind in ("response.failed", "error"):
-            raise self._stream_error(event, stream)
-
-    @staticmethod
-    def _item_done(event: Any, reply: _Reply) -> None:
-        item = event.item
-        if item.type == "function_call":  # the finished item is authoritative for the arguments
-            reply.calls[event.output_index] = {"id": item.call_id, "name": item.name, "args": [item.arguments or ""]}
-        kept = kept_item(item)
-        if kept is not None:
-            reply.kept.append(kept)
-
-    @staticmethod
-    def _finished(response: Any, reply: _Reply) -> None:
-        reply.usage = usage_of(getattr(response, "usage", None))
-        reply.model = getattr(response, "model", None) or reply.model
-        details = getattr(response, "incomplete_details", None)
-        if getattr(response, "status", None) == "incomplete" or details is not None:
-            reason = getattr(details, "reason", None) or "incomplete"
-            reply.stop = INCOMPLETE_STOP.get(reason, reason)
-        elif reply.calls:
-            reply.stop = "tool_calls"
-        else:
-            reply.stop = "refusal" if reply.refused else "stop"
-
-    def _stream_error(self, event: Any, stream: Any) -> ProviderError:
+    def _stream_error(self, failure: dict[str, str], stream: Any) -> ProviderError:
         """An `error` event or `response.failed` inside a 200 stream, judged like an HTTP error of that code."""
         import openai
 
-        error = getattr(getattr(event, "response", None), "error", None) or event
-        code = getattr(error, "code", None) or "server_error"
-        message = getattr(error, "message", None) or "the response failed"
+        code, message = failure["code"], failure["message"]
         exc = openai.APIError(message, stream.response.request, body={"type": code, "code": code, "message": message})
         return map_sdk_error(exc, "OpenAI Responses API", self.config.api_key_env_var)
 
-    def _response(self, reply: _Reply) -> LLMResponse:
+    def _response(self, reply: ResponsesReply) -> LLMResponse:
         calls = [ToolRequest.from_raw_arguments(c["id"], c["name"], "".join(c["args"]))
                  for _, c in sorted(reply.calls.items())]
         return LLMResponse("".join(reply.text), calls, reply.usage, reply.stop, reply.model,

@@ -75,20 +75,6 @@ def to_responses_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
              "strict": False} for t in tools]
 
 
-def kept_item(item: Any) -> dict[str, Any] | None:
-    """What to remember of one finished output item so that it can be sent back in place."""
-    kind = getattr(item, "type", None)
-    if kind == "reasoning":
-        # the raw reasoning text (`content`) stays out: the encrypted copy is what the server reads back
-        data = item.model_dump(mode="json", exclude_none=True, exclude={"id", "status", "content"})
-        return data if data.get("encrypted_content") else None  # without it there is nothing to send back
-    if kind == "message":
-        return {"type": "message", "phase": getattr(item, "phase", None)}
-    if kind == "function_call":
-        return {"type": "function_call", "call_id": item.call_id}
-    return None
-
-
 def provider_state(kept: list[dict[str, Any]], model: str) -> ProviderState | None:
     """Only worth keeping when it holds something the next request needs: reasoning, or a message phase."""
     if any(k["type"] == "reasoning" or k.get("phase") for k in kept):

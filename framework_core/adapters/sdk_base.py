@@ -15,6 +15,8 @@ PLACEHOLDER_KEY = "not-needed"  # local servers take any key; the SDKs insist on
 class SDKAdapter(LLMAdapterInterface):
     #: module and client class of the official SDK, e.g. ("openai", "OpenAI")
     sdk: tuple[str, str] = ("", "")
+    #: request options `post_stream` gives the SDK's request path (the openai SDK's auth scheme; none for anthropic's)
+    request_options: dict[str, Any] = {"security": {"bearer_auth": True}}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -42,7 +44,7 @@ class SDKAdapter(LLMAdapterInterface):
         transform walks every item of the history each time, so a long session paid more per call the
         longer it grew. `extra_body` keys are merged into the body, as the SDK does."""
         body = dict(body)
-        options: dict[str, Any] = {"security": {"bearer_auth": True}}
+        options: dict[str, Any] = dict(self.request_options)
         extra = body.pop("extra_body", None)
         if extra:
             options["extra_json"] = extra

@@ -24,11 +24,13 @@ def policy_check(args: dict[str, Any], config_overrides: Overrides) -> int:
     from framework_core.app.wiring import build_policy_state
     from framework_core.config.load import load_config
     from framework_core.policy.check_cli import run_policy_check
+    from framework_core.sandbox.git_runs import workspace_git_runs
 
     if not args["commands"] and not args["jsonl"]:
         raise ConfigError("give one or more commands, or --jsonl to read them from stdin")
     state = build_policy_state(load_config(Path.cwd(), config_overrides))
-    return run_policy_check(list(args["commands"]), args["jsonl"], sys.stdin, sys.stdout, state)
+    return run_policy_check(list(args["commands"]), args["jsonl"], sys.stdin, sys.stdout, state,
+                            git_runs=workspace_git_runs(Path.cwd()))
 
 
 def config_init(args: dict[str, Any], _overrides: Overrides) -> int:

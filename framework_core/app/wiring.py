@@ -35,7 +35,21 @@ def mcp_servers(loaded: LoadedConfig) -> dict:
         for name, settings in load_mcp_json(loaded.workspace, workspace_text(loaded, ".mcp.json")).items():
             if loaded.trust.allows(f"mcp:{name}"):  # a workspace's servers start only once trusted
                 servers.setdefault(name, settings)
-    return {n: s for n, s in servers.items() if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
+    return {n: _network_decided(loaded, n, s) for n, s in servers.items()
+            if s.active}  # `enabled: false` or .mcp.json's `disabled: true`
+
+
+def _network_decided(loaded: LoadedConfig, name: str, settings: Any) -> Any:
+    """A server whose code the workspace brings gets the network only when its entry says `network: true` (the
+    trust question showed it); any other gets it unless its entry says `network: false`."""
+    if settings.network is not None:
+        return settings
+    here = False
+    if settings.command and _workspace_server(loaded, name):
+        from framework_core.config.trust_runs import run_files
+
+        here = bool(run_files([settings.command, *settings.args], loaded.workspace, settings.cwd))
+    return settings.model_copy(update={"network": not here})
 
 
 def tool_pins(loaded: LoadedConfig, servers: dict, *, interactive: bool):  # -> trust_pins.Vetter
@@ -56,7 +70,7 @@ def tool_pins(loaded: LoadedConfig, servers: dict, *, interactive: bool):  # -> 
 def script_check(loaded: LoadedConfig, servers: dict) -> Callable[[str], str | None]:
     """Before each start of a workspace server: the workspace files it runs are still those trusted (a script
     an approved command rewrote mid-session is not run by the server's restart)."""
-    from framework_core.config.trust_runs import run_files
+    from framework_core.config.trust_runs import refused, run_files
 
     files = loaded.trust.files
     trusted = {name: run_files([s.command, *s.args], loaded.workspace, s.cwd,
@@ -68,6 +82,10 @@ def script_check(loaded: LoadedConfig, servers: dict) -> Callable[[str], str | N
             return None
         s = servers[name]
         now = run_files([s.command, *s.args], loaded.workspace, s.cwd)
+        large = refused(now)
+        if large:
+            return (f"MCP server '{name}' not started: its code root {', '.join(large)} is too large for LACA to "
+                    "bind trust to (see the trust question); move the server's program to a folder of its own.")
         changed = sorted(p for p in set(trusted[name]) | set(now) if trusted[name].get(p) != now.get(p))
         if not changed:
             return None
@@ -140,8 +158,10 @@ def build_agent(loaded: LoadedConfig, *, events: EventSink, approver: Approver, 
         from framework_core.tools.mcp_resources import root_paths
 
         mcp = McpManager(servers, registry, user_data_dir() / "logs", loaded.workspace)
-        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network, write=s.workspace == "write",
-                                                              roots=root_paths(s, loaded.workspace))
+        mcp.wrapper = lambda name, s: (sandbox.server_wrapper(network=s.network is not False,
+                                                              write=s.workspace == "write",
+                                                              roots=root_paths(s, loaded.workspace),
+                                                              program=(s.command or "", *s.args))
                                        if s.sandbox else ())
         mcp.keep_env = tuple(cfg.teps_settings.keep_env)
         mcp.elicit = elicit

@@ -169,7 +169,8 @@ class McpServerSettings(_Model):
     sandbox: bool = Field(True, description="Run a stdio server inside LACA's sandbox (the workspace read-only "
                           "unless `workspace: write`, the rest read-only, credentials hidden); false runs it with "
                           "your own permissions.")
-    network: bool = Field(True, description="A sandboxed stdio server may use the network.")
+    network: bool | None = Field(None, description="A sandboxed stdio server may use the network. Unset: yes, "
+                                 "unless the workspace brings the server's code (then only with network: true).")
     workspace: Literal["read", "write"] = Field(
         "read", description="What a sandboxed stdio server may do to the workspace: read (it sees it read-only) or "
                             "write (it writes it directly: no overlay, no change summary, no undo).")
@@ -270,8 +271,8 @@ class SandboxSettings(_Model):
             paths = {Path(os.path.normpath(text))} if os.path.isabs(text) else {Path(os.path.normpath(h / text))
                                                                                  for h in homes}
             if not any(h in p.parents for p in paths for h in homes):
-                raise ValueError(f"'{entry}' is not a path in the home directory ({Path.home()}); write ~/path. The "
-                                 "rest of the file system is shown to commands read-only already.")
+                raise ValueError(f"'{entry}' is not a path in the home directory ({Path.home()}); write ~/path. "
+                                 "Outside the home a command sees only the workspace and the system's programs.")
         return v
     overlay: bool = Field(True, description="Run commands that may write in an overlay of the workspace, so "
                           "their changes can be previewed and undone.")

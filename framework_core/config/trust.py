@@ -47,6 +47,7 @@ class Addition:
     kind: str  # shown to the user: "MCP server", "declared tool", "rule", "setting"
     summary: str  # one line: what it is, as the user needs to judge it
     digest: str
+    files: dict[str, str] = field(default_factory=dict, compare=False)  # the code it runs: path -> digest
 
 
 
@@ -144,7 +145,11 @@ def server_addition(key: str, name: Any, value: Any, workspace: Path | None,
         cwd = value.get("cwd") if isinstance(value.get("cwd"), str) else None
         runs = run_files(mcp_argv(value), workspace, cwd, files.file_digest if files is not None else None)
     digest = digest_of({"entry": value, "runs": runs}) if runs else digest_of(value)
-    return Addition(key, "MCP server", _describe("mcp_servers", name, value) + describe_files(runs), digest)
+    summary = _describe("mcp_servers", name, value) + describe_files(runs)
+    if runs and isinstance(value, dict) and value.get("network") is None and value.get("sandbox") is not False:
+        summary = summary.replace(" · network: yes ·", " · network: no (its code is in this workspace; "
+                                  "network: true in its entry gives it the network) ·", 1)
+    return Addition(key, "MCP server", summary, digest, runs)
 
 
 def _tool_additions(path: Path, text: str, files: "WorkspaceFiles") -> list[Addition]:
@@ -167,7 +172,8 @@ def _tool_additions(path: Path, text: str, files: "WorkspaceFiles") -> list[Addi
             runs = run_files(command, path.parent, None, files.file_digest) if cli else {}
             digest = digest_of({"entry": item, "runs": runs}) if runs else digest_of(item)
             out.append(Addition(f"tool:{item['name']}", "declared tool",
-                                f"{item['name']}: {what} ({ask}) · {net}" + describe_files(runs), digest))
+                                f"{item['name']}: {what} ({ask}) · {net}" + describe_files(runs), digest,
+                                runs))
     return out
 
 
@@ -287,8 +293,9 @@ class TrustStore:
             if isinstance(old, dict) and old.get("digest") == a.digest and not old.get("tools_seen"):
                 ok.add(a.key)
             else:
+                notes = [n for n in (changed_files(old, a), pin_note(old) if isinstance(old, dict) else None) if n]
                 pending.append(Pending(a, old.get("summary") if isinstance(old, dict) else None,
-                                       pin_note(old) if isinstance(old, dict) else None))
+                                       "; ".join(notes) or None))
         return ok, pending
 
     def record(self, workspace: Path, additions: Iterable[Addition]) -> None:
@@ -298,13 +305,27 @@ class TrustStore:
             entry = data["workspaces"].setdefault(str(workspace.resolve()), {})
             items = entry.setdefault("items", {})
             for a in additions:
-                items[a.key] = carry_pins(items.get(a.key), {"digest": a.digest, "summary": a.summary,
-                                                             "kind": a.kind})
+                record: dict[str, Any] = {"digest": a.digest, "summary": a.summary, "kind": a.kind}
+                if a.files:
+                    record["files"] = dict(a.files)  # to name what changed at the next start
+                items[a.key] = carry_pins(items.get(a.key), record)
             entry["trusted_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
 
     def edit(self):  # -> ContextManager[dict]
         """Read-modify-write of the whole store under its lock (the pins of tool definitions use it)."""
         return self.store.update()
+
+
+def changed_files(old: Any, now: Addition, limit: int = 8) -> str | None:
+    """Which files of a trusted item's code changed since the user trusted it (named, up to `limit`)."""
+    before = old.get("files") if isinstance(old, dict) else None
+    if not isinstance(before, dict) or not now.files:
+        return None
+    changed = sorted(p for p in set(before) | set(now.files) if before.get(p) != now.files.get(p))
+    if not changed:
+        return None
+    more = f" and {len(changed) - limit} more" if len(changed) > limit else ""
+    return "changed since you trusted it: " + ", ".join(changed[:limit]) + more
 
 
 def _checked_store(data: Any) -> dict[str, Any]:

@@ -106,15 +106,16 @@ class Agent:
             self.note_for_model(MODES[mode].note)
 
     def warm_up(self, *, provider: bool = True) -> threading.Thread:
-        """In the background: get the tools ready (policy, argument validators, sandbox probe) and, with `provider`,
-        the provider's SDK and client (the larger part of LACA's memory: the REPL asks once the user types)."""
+        """In the background: with `provider`, the provider's SDK and client (the larger part of LACA's memory: the
+        REPL asks once the user types), first, since the first reply needs them before any tool; then the tools
+        (policy, argument validators, the sandbox's probe and first command's setup)."""
         def work() -> None:
+            if provider:
+                self.llm.prepare()
             try:
                 self.teps.warm_up()
             except Exception:
                 pass  # the first call reports problems properly
-            if provider:
-                self.llm.prepare()
 
         thread = threading.Thread(target=work, name="laca-warmup", daemon=True)
         thread.start()

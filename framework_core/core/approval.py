@@ -68,6 +68,10 @@ class Approver(Protocol):
         """A previewed command's change set: True applies it to the workspace."""
         ...
 
+    def review_held(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        """A change set auto mode held (it holds files that run with nothing named): True applies it."""
+        ...
+
 
 class DeclineAllApprover:
     """One-shot mode: anything that needs approval is declined; `declined` records what, for stderr."""
@@ -82,6 +86,10 @@ class DeclineAllApprover:
 
     def review_changes(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
         self.previewed.append((req, summary))
+        return False
+
+    def review_held(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        self.declined.append(req)  # it needed a person's answer: one-shot mode exits 3
         return False
 
 
@@ -120,3 +128,7 @@ class ScriptedApprover:
         if not self._answers:
             raise AssertionError(f"ScriptedApprover: no answer left to review {summary}")
         return self._answers.popleft() == "y"
+
+    def review_held(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        """A held change set takes the next answer the same way."""
+        return self.review_changes(req, summary, diff)

@@ -76,6 +76,14 @@ class RetryScheduled:
 
 
 @dataclass
+class Preparing:
+    """Something the user now waits for is being made ready (the first command's policy tables and sandbox): the UI
+    says so at once, until the next event."""
+
+    what: str  # e.g. "the sandbox"
+
+
+@dataclass
 class Notice:
     level: Literal["info", "warning", "error"]
     text: str
@@ -91,8 +99,8 @@ class TurnFinished:
 
 
 CoreEvent = Union[ModelRequestStarted, AssistantTextDelta, AssistantReasoningDelta, AssistantMessageDone,
-                  ToolCallQueued, ToolCallStarted, ToolOutputChunk, ToolCallFinished, RetryScheduled, Notice,
-                  TurnFinished]
+                  ToolCallQueued, ToolCallStarted, ToolOutputChunk, ToolCallFinished, RetryScheduled, Preparing,
+                  Notice, TurnFinished]
 EventSink = Callable[[CoreEvent], None]
 
 

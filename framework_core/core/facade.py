@@ -73,6 +73,7 @@ class Facade(McpCatalogFacade):
         and undo store. Returns the old session's id and why it could not be saved (None when it was)."""
         closed = self._agent.close_session()
         self._agent.replace_session(self._new_session(self._agent))
+        self._teps.forget_reads()
         return closed.session_id, closed.problem
 
     def resume_session(self, ref: str) -> tuple[Closed, list[str]]:
@@ -86,6 +87,7 @@ class Facade(McpCatalogFacade):
         session, notes, meta = self._reopen(self._agent, ref.strip())
         closed = self._agent.close_session()
         self._agent.replace_session(session)
+        self._teps.forget_reads()
         return closed, notes + self.adopt(meta)
 
     def recap(self) -> list[str]:

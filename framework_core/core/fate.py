@@ -57,6 +57,7 @@ class CallFeatures:
     network: bool = False  # a declared tool that says it needs the network
     inside_workspace: bool = True
     control: str | None = None  # a write to a control path: what it can do
+    implicit: str | None = None  # a write of a file that runs with nothing named (auto mode asks): why
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,13 @@ def decide_fate(decision: "Decision", call: CallFeatures, box: SandboxFacts, mod
     if dry_run and not (allowed and call.kind == "read"):
         return Fate("shown", NO_SCOPE, "dry run", "dry run: shown, not run")
     scope = scope_of(d, call)
+    if m.sandboxed:  # auto mode: what runs with nothing named waits for a person, whatever let the call run
+        scope = replace(scope, hold=True)
     if allowed:
         return Fate("run", scope, ", ".join(d.matched) or "policy", "; ".join(d.matched or d.reasons))
+    if m.edits and _edit(d, call) and m.sandboxed and call.implicit:
+        return Fate("ask", scope, "auto mode", f"auto mode asks: this file runs with nothing named ({call.implicit})",
+                    bulk=True)
     if m.edits and _edit(d, call):
         return Fate("run", scope, f"{m.name} mode", f"{m.name} mode: a file edit inside the workspace",
                     auto=m.sandboxed)

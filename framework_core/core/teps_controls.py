@@ -68,6 +68,10 @@ class TepsControls:
         return self.undo.take_notices()
 
     # ---- tools and the sandbox -----------------------------------------------------------------------
+    def forget_reads(self) -> None:
+        """A new conversation's model has read no file yet: the edit tools ask it to read first."""
+        self.context.reads.clear()
+
     def tools(self) -> list["ToolSpec"]:
         return list(self.registry.all())
 

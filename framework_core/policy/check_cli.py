@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from framework_core.policy.classifier import classify_command
+from framework_core.policy.levels import Verdict
 
 if TYPE_CHECKING:
     from framework_core.policy.decide import Decision, PolicyState
@@ -19,14 +20,25 @@ if TYPE_CHECKING:
 ACTION_WORDS = {"allow": "runs without asking", "ask": "asks first", "deny": "blocked"}
 
 
-def decide_command(cmd: str, state: "PolicyState") -> "Decision":
+def decide_command(cmd: str, state: "PolicyState", git_runs: tuple[str, ...] = ()) -> "Decision":
     from framework_core.policy.decide import CallFacts, decide
 
-    return decide(CallFacts(tool_name="executeBashCommand", kind="bash", command=cmd, home=str(Path.home())), state)
+    return decide(CallFacts(tool_name="executeBashCommand", kind="bash", command=cmd, home=str(Path.home()),
+                            git_runs=git_runs), state)
+
+
+def _judged(cmd: str, state: "PolicyState", git_runs: tuple[str, ...]) -> "tuple[Verdict, Decision]":
+    """The classification, raised to what the decision says when the repository's configuration makes a
+    read-only git command run a program, and the decision."""
+    v, d = classify_command(cmd), decide_command(cmd, state, git_runs)
+    if d.level > v.level and d.action != "deny":
+        v = Verdict(d.level, d.reasons, v.network)
+    return v, d
 
 
 def run_policy_check(commands: list[str], jsonl: bool, stdin: IO[str], stdout: IO[str],
-                     state: "PolicyState | None" = None) -> int:
+                     state: "PolicyState | None" = None, git_runs: tuple[str, ...] = ()) -> int:
+    """`git_runs`: what the working directory's repository configures git's reading commands to run."""
     from framework_core.policy.decide import PolicyState
 
     state = state or PolicyState()
@@ -42,16 +54,14 @@ def run_policy_check(commands: list[str], jsonl: bool, stdin: IO[str], stdout: I
                 problem = f"expected {{\"cmd\": \"…\"}}: {exc}"
                 stdout.write(json.dumps({"input": line.rstrip("\n"), "error": problem}) + "\n")
                 continue
-            v = classify_command(cmd)
-            d = decide_command(cmd, state)
+            v, d = _judged(cmd, state, git_runs)
             stdout.write(json.dumps({"cmd": cmd, "level": v.level.label, "network": v.network,
                                      "reasons": list(v.reasons), "decision": d.action,
                                      "matched": list(d.matched)}) + "\n")
             stdout.flush()
         return 0
     for cmd in commands:
-        v = classify_command(cmd)
-        d = decide_command(cmd, state)
+        v, d = _judged(cmd, state, git_runs)
         net = "  [uses the network]" if v.network else ""
         stdout.write(f"{v.level.label.upper():14} {cmd}{net}\n")
         for reason in v.reasons:

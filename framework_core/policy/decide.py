@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from framework_core.policy.classifier import classify_command
+from framework_core.policy.classifier import analyse, classify_command
+from framework_core.policy.git_config_runs import configured_problem
 from framework_core.policy.grants import SessionGrants, grant_options_for
 from framework_core.policy.kinds import GrantOption, Permission, ToolKind
 from framework_core.policy.levels import Level, Verdict
@@ -27,6 +28,9 @@ class CallFacts:
     home: str = ""
     control: str | None = None  # what a change to this control path can do (a write tool's target)
     saved_output: bool = False  # the path is one of this session's saved outputs (cut command or tool output)
+    #: keys of the workspace repository's git config with which reading commands run a program (core.fsmonitor,
+    #: diff.<driver>.textconv …), read by the caller; `git status` and `git diff` ask when there are any
+    git_runs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,11 +63,29 @@ def decide(facts: CallFacts, state: PolicyState) -> Decision:
     return _generic(facts, state, allow.label if allow else None)
 
 
+def strictest(decisions: list[Decision]) -> Decision:
+    """One decision for a call judged part by part (a patch's files): deny over ask over allow, the highest level,
+    every reason and match once; grant options only when every part that asks has one (none is a control path
+    or a credential)."""
+    rank = {"allow": 0, "ask": 1, "deny": 2}
+    action = max((d.action for d in decisions), key=rank.__getitem__)
+    asking = [d for d in decisions if d.action == "ask"]
+    options = tuple(o for d in asking for o in d.grant_options) if all(d.grant_options for d in asking) else ()
+    return Decision(action, max(d.level for d in decisions),
+                    tuple(dict.fromkeys(r for d in decisions for r in d.reasons)),
+                    tuple(dict.fromkeys(m for d in decisions for m in d.matched)) if action == "allow" else
+                    tuple(dict.fromkeys(m for d in decisions if d.action == action for m in d.matched)),
+                    options, any(d.network for d in decisions))
+
+
 def _bash(facts: CallFacts, state: PolicyState) -> Decision:
     """Deny rules, then the Dangerous gate, then Safe; grants and allow rules only lift NeedsConfirm.
     Every decision says whether the command needs the network (the sandbox gives it nothing else)."""
     cmd = facts.command or ""
     verdict = classify_command(cmd)
+    configured = configured_problem(analyse(cmd)[1], facts.git_runs) if verdict.level == Level.SAFE else ""
+    if configured:
+        verdict = Verdict(Level.NEEDS_CONFIRM, (configured,))
     net = verdict.network
     deny, allow = state.rules.match_command(cmd)
     if deny is not None:

@@ -13,6 +13,7 @@ import re
 from framework_core.policy.catalog import entry, judge_of
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, shell_join
 from framework_core.policy.levels import Level, Verdict
+from framework_core.policy.proc_paths import proc_readings
 from framework_core.policy.targets import resolve
 from framework_core.policy.words import static_output
 
@@ -21,13 +22,16 @@ SHELL_JUDGES = {"shell", "plain-shell"}
 CODE_JUDGES = SHELL_JUDGES | {"language", "eval", "source"}
 STDIN_SCRIPTS = {"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"}
 #: Any spelling of standard input or another open descriptor (/dev//stdin, /dev/fd/3, /proc/self/fd/3 …).
-FD_PATH = re.compile(r"/dev/(?:stdin|fd/\d+)|/proc/(?:self|thread-self|\d+)/fd/\d+")
+FD_PATH = re.compile(r"/dev/(?:stdin|fd/\d+)|/proc/(?:self|thread-self|\d+)/(?:task/[^/]+/)?fd/\d+")
 
 
 def is_stdin(arg: str) -> bool:
     """Does this script argument read what arrives on a descriptor (stdin, or one redirected like 3<&0)?"""
-    return arg == "-" or bool(FD_PATH.fullmatch(posixpath.normpath("/" + arg.lstrip("/")) if arg.startswith("/")
-                                                 else arg))
+    if arg == "-":
+        return True
+    if not arg.startswith("/"):
+        return bool(FD_PATH.fullmatch(arg))
+    return any(FD_PATH.fullmatch(posixpath.normpath(p)) for p, _ in proc_readings("/" + arg.lstrip("/"), None))
 
 
 def network_fd(arg: str, ctx: Ctx) -> bool:

@@ -12,6 +12,7 @@ import posixpath
 from functools import lru_cache
 
 from framework_core.policy.context import Ctx, Flow, Word, confirm, danger, safe
+from framework_core.policy.git_objects import config_file_reason, history_problem, operand_problem
 from framework_core.policy.levels import Level, Verdict
 from framework_core.policy.paths import (device_reason, holds_secrets, read_location_problem, secret_reason, show,
                                          write_reason)
@@ -126,7 +127,7 @@ def read_problem(w: Word, text: str, recursive: bool, ctx: Ctx) -> tuple[str, st
     for t in resolve(word, ctx):
         if t.unknown:
             return f"reads a file named only at run time ({t.unknown})", ""
-        why = secret_reason(t.path, t.glob)
+        why = secret_reason(t.path, t.glob) or config_file_reason(t.path, t.glob)
         if why:
             return f"reads {why}", why
         device = device_reason(t.path) if t.path not in ("/dev/urandom", "/dev/random", "/dev/zero") else None
@@ -180,6 +181,8 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
             why, secret = read_problem(words[offset + idx], value, False, ctx)
             if why:
                 return why, secret
+    if s.revisions:
+        return _revisions_problem(s, p, words, offset, ctx)
     if s.operands == "names" and (s.looks_inside or recursive):  # walked: only where reading is harmless
         listed = [words[offset + i] for i in p.operands] or [Word(".")]
         where = next((found for word in listed if (found := where_problem(word, ctx, recursive))), "")
@@ -196,3 +199,17 @@ def _operand_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ct
             return why, secret
     return "", ""
 
+
+
+def _revisions_problem(s: Spec, p: Parsed, words: list[Word], offset: int, ctx: Ctx) -> tuple[str, str]:
+    """git's operands: revisions, `REV:PATH` and pathspecs, each judged by what it names (`git_objects`)."""
+    operands = p.operands[1:] if s.operands == "pattern" and not p.seen & PATTERN_GIVEN else p.operands
+    args = [w.text for w in words[offset:]]
+    why = history_problem(p.seen, s.program, [args[i] for i in operands], args)
+    if why:
+        return why, "the repository's history"
+    for idx in operands:
+        why, secret = operand_problem(words[offset + idx], ctx, read_problem)
+        if why:
+            return why, secret
+    return "", ""

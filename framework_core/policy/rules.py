@@ -97,7 +97,8 @@ class Rule:
         if tuple(toks[: len(self.prefix)]) == self.prefix:
             return True
         # options do not hide the command: `make -j4 deploy`, `git -C x --no-pager push` are `make deploy`, `git push`
-        return toks[0] == self.prefix[0] and tuple(_operands(toks)[: len(self.prefix) - 1]) == self.prefix[1:]
+        return toks[0] == self.prefix[0] and any(tuple(ops[: len(self.prefix) - 1]) == self.prefix[1:]
+                                                 for ops in _operand_readings(toks))
 
     def _matches_part(self, part: str, lenient: bool) -> bool:
         part = part.strip()
@@ -118,31 +119,56 @@ class Rule:
         return self.tool is not None and fnmatchcase(tool_name, self.tool)
 
 
-def _value_options(program: str) -> frozenset[str]:
-    """The options of the program's catalog entry that take the next word as their value (git's -C, -c …)."""
+def _option_kinds(program: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(options of the program's catalog entry taking a value, options known to take none)."""
     from framework_core.policy.catalog import entry
 
     found = entry(program)
     if found is None or found.spec is None:
-        return frozenset()
-    return frozenset(name for name, opt in found.spec.opts.items() if opt.arg == "value")
+        return frozenset(), frozenset()
+    opts = found.spec.opts
+    return (frozenset(n for n, o in opts.items() if o.arg == "value"),
+            frozenset(n for n, o in opts.items() if o.arg != "value"))
 
 
-def _operands(toks: list[str]) -> list[str]:
-    """The words after the program that are not options, nor the value of an option before the first of them
-    (`git -C DIR push` is `git push`, `docker -H HOST run` is `docker run`)."""
-    out: list[str] = []
-    values = _value_options(toks[0])
+def _takes_next(word: str, values: frozenset[str], flags: frozenset[str]) -> bool | None:
+    """Does an option word take the next word as its value: True, False, or None when not known (an option the
+    catalog does not type: `make -C DIR`, `npm --prefix DIR`)."""
+    if word in values:
+        return True
+    if word in flags or "=" in word or word == "-" or not word.startswith("-"):
+        return False
+    if not word.startswith("--") and len(word) > 2:  # -j4, -la: a value attached, or flags only
+        return False
+    return None
+
+
+def _operand_readings(toks: list[str]) -> list[list[str]]:
+    """The ways the words after the program split into operands. The first operand may follow options whose
+    value it could be: an option the catalog does not type may take the next word, so the command can start
+    there or after it (`make -C sub deploy` is `make deploy` as well). More readings can only deny more."""
+    values, flags = _option_kinds(toks[0])
+    readings: list[list[str]] = []
     i = 1
     while i < len(toks):
         t = toks[i]
-        if t in values and not out:
-            i += 2
+        if t == "--":
+            readings.append(toks[i + 1:])
+            break
+        if t.startswith("-") and t != "-":
+            takes = _takes_next(t, values, flags)
+            if takes is True:
+                i += 2
+                continue
+            if takes is None and i + 1 < len(toks) and not toks[i + 1].startswith("-"):
+                readings.append([a for a in toks[i + 1:] if not a.startswith("-") or a == "-"])
+                i += 2
+                continue
+            i += 1
             continue
-        if not t.startswith("-") or t == "-":
-            out.append(t)
-        i += 1
-    return out
+        readings.append([a for a in toks[i:] if not a.startswith("-") or a == "-"])
+        break
+    return readings
 
 
 def _split_words(text: str) -> list[str]:

@@ -150,9 +150,13 @@ def _dispatch(argv: list[str], words: list[Word], ctx: Ctx, entry: Program | Non
     handler = programs.JUDGES.get(judge_name)
     if handler is not None and not (judge_name == "crontab" and "-l" in argv):
         v = handler(argv, words, ctx)
+        if known is not None and known.level == v.level == Level.NEEDS_CONFIRM and entry is not None and \
+                entry.spec is not None and entry.spec.subcommands and "not known" not in known.reasons[0]:
+            v = Verdict(v.level, known.reasons, v.network)  # the spec's reason for a subcommand it knows is the
+            # one that holds (docker inspect prints the environment; the judge only knows it is no run)
         if net and v.level < Level.DANGEROUS:
             v = Verdict.combine([v, network_verdict(argv, words, ctx)])
-        return v, Flow(network=net or v.network)
+        return v, Flow(network=net or v.network) | _dump_flow(argv, v)
     if judge_name == "git":
         g = git(argv, words, ctx)
         if g is not None and (g.level == Level.DANGEROUS or not net):
@@ -188,7 +192,15 @@ def _dump_flow(argv: list[str], verdict: Verdict) -> Flow:
         return Flow(secret="process environments")
     if verdict.level > Level.SAFE and any("environment" in r for r in verdict.reasons):
         return Flow(secret="the environment")
+    printed = next((r for r in verdict.reasons if PRINTS_SECRETS.search(r)), "")
+    if verdict.level > Level.SAFE and printed:  # a "read-only" program whose output is the secret (ps aux, journalctl)
+        return Flow(secret=printed.split(": ", 1)[-1])
     return Flow()
+
+
+#: The reasons catalog entries give for read-only forms whose output carries secrets.
+PRINTS_SECRETS = re.compile(r"(full|whole) command|command lines|tokens|passwords|can hold secrets|"
+                            r"secrets\) included|can be a credential")
 
 
 def _xargs(argv: list[str], words: list[Word], ctx: Ctx) -> tuple[Verdict, Flow]:

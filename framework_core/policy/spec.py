@@ -12,7 +12,9 @@ A suffix gives the value's kind (as Codex's execpolicy types its arguments): `:r
 file it writes (judged as a write target, so `sort -o ~/.bashrc` is Dangerous), `:exec` a program or command it
 runs, `:net` a network address it talks to. A plain value is text (a count, a format, a name).
 
-What options cannot say, two kinds of data say (`Need`, `Refuse`); a `check` function only what those cannot
+What options cannot say, two kinds of data say (`Need`, `Refuse`), and `prints` a form whose output is itself
+the secret (a "read-only" program that prints logs, environments or command lines asks); a `check` function
+only what those cannot
 (ps's BSD letters, tar's modes, a sed or awk script). The entries live in `catalog/`, one per program.
 """
 
@@ -95,6 +97,8 @@ class Spec:
     needs: Need | None = None
     refuse: tuple[Refuse, ...] = ()
     check: Callable[[list[str], list[str]], str | None] | None = None  # (args, operands) -> why not harmless
+    revisions: bool = False  # operands are git revisions and pathspecs (`policy/git_objects.py` judges them)
+    prints: str = ""  # what secret its output is, when it parses (journalctl, crontab -l, docker inspect): it asks
     ok: tuple[str, ...] = ()  # examples that must be harmless
     ask: tuple[str, ...] = ()  # examples that must not be
 
@@ -272,6 +276,8 @@ def _finish(s: Spec, args: list[str], out: Parsed) -> None:
                             if (why := rule.problem(args, ops))), "")
         if not out.problem and s.check is not None:
             out.problem = s.check(args, ops) or ""
+    if not out.problem and s.prints:
+        out.problem = s.prints
 
 
 def check_examples(specs: dict[str, Spec], judge: Callable[[list[str]], bool]) -> None:

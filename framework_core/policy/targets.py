@@ -11,14 +11,13 @@ from typing import Callable
 
 from framework_core.policy.context import Ctx, Word
 from framework_core.policy.paths import HOME
+from framework_core.policy.proc_paths import proc_readings
 
 HOME_VARS = re.compile(r"\$\{HOME(?::?[?\-=][^}]*|%%?/+|)\}|\$HOME\b")
 USER_VARS = re.compile(r"\$\{(?:USER|LOGNAME)\}|\$(?:USER|LOGNAME)\b")
 PID_VARS = re.compile(r"\$\{?(?:PPID|BASHPID)\}?|\$\$|\$!")
 EXPANSION = re.compile(r"\$\{[^}]*\}|\$\([^)]*\)*|`[^`]*`|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9#?*@$!-]")
 NONEMPTY = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?\?[^}]*\}")
-PROC_ROOT = re.compile(r"^/proc/[^/]+/root(?=/|$)")
-PROC_CWD = re.compile(r"^/proc/[^/]+/cwd(?=/|$)")
 
 
 @dataclass(frozen=True)
@@ -67,27 +66,22 @@ def _literal(text: str) -> Callable[[re.Match[str]], str]:
     return lambda _match: text
 
 
-def _normalise(path: str, cwd: str | None) -> tuple[str, bool]:
-    """(normalised path, whether the working directory it depends on is unknown)."""
+def _normalise(path: str, cwd: str | None) -> list[tuple[str, bool]]:
+    """Every normalised path `path` can name (/proc's links followed, `proc_paths`), each with whether the
+    working directory it depends on is unknown."""
     cwd_unknown = False
     if not path.startswith("/"):
         if cwd is None:
             cwd_unknown = True
         elif cwd:
             path = cwd.rstrip("/") + "/" + path
-    if path.startswith("/"):
-        path = "/" + path.lstrip("/")
-        path = PROC_ROOT.sub("", path) or "/"
-        if PROC_CWD.match(path):  # /proc/self/cwd is the working directory (a link: `..` climbs from it)
-            if cwd is None:
-                return posixpath.normpath(path), True
-            path = PROC_CWD.sub(lambda _m: cwd or ".", path) if cwd.startswith("/") else \
-                (cwd.rstrip("/") + "/" if cwd else "") + PROC_CWD.sub("", path).lstrip("/")
     trailing = path.endswith("/") and path != "/"
-    norm = posixpath.normpath(path) if path else ""
-    if norm == ".":
-        norm = "."
-    return norm + ("/" if trailing and norm != "/" else ""), cwd_unknown
+    readings = proc_readings("/" + path.lstrip("/"), cwd) if path.startswith("/") else [(path, False)]
+    out = []
+    for reading, unknown in readings:
+        norm = posixpath.normpath(reading) if reading else ""
+        out.append((norm + ("/" if trailing and norm not in ("/", ".") else ""), cwd_unknown or unknown))
+    return out
 
 
 def resolve(word: Word, ctx: Ctx) -> list[Target]:
@@ -102,8 +96,8 @@ def resolve(word: Word, ctx: Ctx) -> list[Target]:
     out: list[Target] = []
     for t in texts:
         static = EXPANSION.sub("§x" if nonempty else "", t) if unknown else t
-        path, cwd_unknown = _normalise(static, ctx.cwd)
-        why = unknown or ("the working directory" if cwd_unknown else "")
         glob = word.glob or (t != text and any(c in t for c in "*?[")) or ("*" in static and bool(unknown))
-        out.append(Target(path, glob, why, word.text))
+        for path, cwd_unknown in _normalise(static, ctx.cwd):
+            why = unknown or ("the working directory" if cwd_unknown else "")
+            out.append(Target(path, glob, why, word.text))
     return out

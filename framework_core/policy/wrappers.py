@@ -12,7 +12,6 @@ not know asks (the rest is still unwrapped, so a Dangerous inner command stays D
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from framework_core.policy.builtins import prefix_problem
@@ -160,8 +159,64 @@ def _flock(p: _Parsed, argv: list[str], verdicts: list[Verdict]) -> list[Word]:
     return p.rest[1:]
 
 
+_ENV_ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "#": "#", "$": "$", "\\": "\\",
+                '"': '"', "'": "'"}
+
+
 def _split(text: str) -> list[str]:
-    try:
-        return shlex.split(text)
-    except ValueError:
+    r"""`env -S STRING` split as env splits it (GNU env's manual, "-S/--split-string"), not as a shell would:
+    whitespace and `\_` outside double quotes separate words, `\_` inside them is a space, `\t \n \f \r \v`
+    and `\\ \" \' \# \$` are escapes, single quotes keep all but `\\` and `\'`, `#` starting a word comments out
+    the rest, `\c` ends the string, `${VAR}` is kept as written (it expands at run time). A string env would
+    refuse is split on whitespace (the words are still judged)."""
+    words: list[str] = []
+    cur: list[str] = []
+    started, quote, i = False, "", 0
+    while i < len(text):
+        c = text[i]
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            elif c == "\\" and text[i + 1:i + 2] in ("\\", "'"):
+                cur.append(text[i + 1])
+                i += 1
+            else:
+                cur.append(c)
+        elif c == "\\":
+            e = text[i + 1:i + 2]
+            if e == "c":
+                break
+            if e == "_":
+                if quote:
+                    cur.append(" ")
+                elif started:
+                    words.append("".join(cur))
+                    cur, started = [], False
+            elif e in _ENV_ESCAPES:
+                cur.append(_ENV_ESCAPES[e])
+                started = True
+            else:
+                return text.split()
+            i += 1
+        elif quote == '"':
+            if c == '"':
+                quote = ""
+            else:
+                cur.append(c)
+        elif c in "'\"":
+            quote, started = c, True
+        elif c in " \t\n\v\f\r":
+            if started:
+                words.append("".join(cur))
+                cur, started = [], False
+        elif c == "#" and not started:
+            break
+        else:
+            cur.append(c)
+            started = True
+        i += 1
+    if quote:
         return text.split()
+    if started:
+        words.append("".join(cur))
+    return words

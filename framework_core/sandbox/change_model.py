@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterable, Literal
 
 from framework_core.sandbox.nodes import NodeKind
+from framework_core.sandbox.runs_later import by_folder
 from framework_core.wording import plural
 
 ChangeKind = Literal["created", "modified", "deleted", "replaced_dir", "mode_changed", "touched", "symlink"]
@@ -45,6 +46,7 @@ class ChangeSet:
     links: dict[int, str] = field(default_factory=dict)  # upper inode -> unchanged workspace file (hard links)
     control: dict[str, str] = field(default_factory=dict)  # control path -> what it would have done
     runs_later: dict[str, str] = field(default_factory=dict)  # lands; another tool runs it later: why
+    implicit: dict[str, str] = field(default_factory=dict)  # of runs_later, what runs with no program named
     apply_bytes: int = 0  # bytes of the files applying copies (sparse files at their size)
     over_limit: str | None = None  # why nothing may be applied (sandbox.max_apply_bytes)
 
@@ -57,11 +59,11 @@ class ChangeSet:
         return f"{self.runs_later_line()}; {counts}" if self.runs_later else counts
 
     def runs_later_line(self) -> str:
-        return "runs later: " + ", ".join(self.runs_later)
+        return "runs later: " + ", ".join(by_folder(self.runs_later, why=False))
 
     def title(self, limit: int = 6) -> str:
         """The paths, not only counts: what runs later, every path up to `limit`, what is not applied."""
-        later = [f"runs later: {', '.join(self.runs_later)}"] if self.runs_later else []
+        later = [self.runs_later_line()] if self.runs_later else []
         others = [c for c in self.changes if c.rel_path not in self.runs_later]
         rest = [c.rel_path for c in others]
         named = ", ".join(rest[:limit]) + (f" and {len(rest) - limit} more" if len(rest) > limit else "")
@@ -77,7 +79,8 @@ class ChangeSet:
         lines: list[str] = []
         for c in self.changes:
             if c.rel_path in self.runs_later:
-                lines.append(f"RUNS LATER ({self.runs_later[c.rel_path]}): {c.rel_path}")
+                label = "RUNS WITH NOTHING NAMED" if c.rel_path in self.implicit else "RUNS LATER"
+                lines.append(f"{label} ({self.runs_later[c.rel_path]}): {c.rel_path}")
                 lines += preview(c, self.upper / c.rel_path, self.workspace / c.rel_path)
         shown = len(lines)
         for c in self.changes:

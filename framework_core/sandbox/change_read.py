@@ -42,10 +42,13 @@ def read_changes(upper: Path, workspace: Path, *, protected: Iterable[str] = (),
             continue
         if judged.verdict == "runs_later":
             cs.runs_later[rel] = judged.reason
+            if judged.implicit:
+                cs.implicit[rel] = judged.reason
         cs.changes.append(change)
         if change.node == "file" and change.kind != "deleted":
             cs.apply_bytes += sizes.get(rel, 0)
     _adopt(cs, gate, {c.rel_path for c in raw}, sizes)
+    _new_environments(cs)
     if max_bytes and cs.apply_bytes > max_bytes:
         cs.over_limit = (f"not applied: {cs.apply_bytes:,} bytes, over the limit {max_bytes:,}; raise "
                          "sandbox.max_apply_bytes")
@@ -62,12 +65,25 @@ def _adopt(cs: ChangeSet, gate: Gate, changed: set[str], sizes: dict[str, int]) 
             if folder == "" or c.rel_path.startswith(folder + "/"):
                 cs.control[c.rel_path] = why
                 cs.runs_later.pop(c.rel_path, None)
+                cs.implicit.pop(c.rel_path, None)
                 cs.protected_attempts.append(c)
                 if c.node == "file" and c.kind != "deleted":
                     cs.apply_bytes -= sizes.get(c.rel_path, 0)
             else:
                 keep.append(c)
         cs.changes = keep
+
+
+def _new_environments(cs: ChangeSet) -> None:
+    """A virtual environment the command made whole (`python -m venv .venv && pip install …`) holds start-up files
+    venv and pip write: they run only once someone uses that new environment, so they are named, not held. One
+    added to an environment that was there before is held (see `runs_later.py`)."""
+    made = {c.rel_path for c in cs.changes if c.kind == "created"}
+    envs = {os.path.dirname(rel) for rel in made if os.path.basename(rel) == "pyvenv.cfg"}
+    fresh = {e for e in envs if e in made}  # the environment's folder itself is new: nothing ran it before
+    for rel in list(cs.implicit):
+        if any(rel.startswith(e + "/") for e in fresh):
+            del cs.implicit[rel]
 
 
 def _scan(cs: ChangeSet, upper: str, fresh_dirs: set[str], sizes: dict[str, int]) -> list[Change]:

@@ -25,6 +25,7 @@ SKIP_DIRS = {"node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cach
              "dist", "build", ".cache", ".git"}
 SCAN_MAX_DIRS = 3000
 SCAN_MAX_DEPTH = 5
+READ_MAX = 1 << 20  # a file that names others (.yarnrc.yml, pyproject.toml, .envrc) is read up to this size
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,19 @@ def control_reason(path: Path, workspace: Path, extra: tuple[str, ...] | list[st
     return judged.reason if judged.verdict == "control" else None
 
 
+def implicit_reason(path: Path, workspace: Path) -> str | None:
+    """Why writing the file `path` makes something run with no program named for it (a `.pth`, a folder-open
+    editor task, what `.envrc` sources: `runs_later.py`), or None."""
+    try:
+        rel = PurePosixPath(path.relative_to(workspace).as_posix()).as_posix()
+    except ValueError:
+        return None
+    if rel in ("", "."):
+        return None
+    judged = Gate(_PlannedWrite(workspace, rel), str(workspace)).judge(rel)
+    return judged.reason if judged.verdict == "runs_later" and judged.implicit else None
+
+
 class _PlannedWrite:
     """The workspace as it is, with `target` about to be a file whose contents are not known yet."""
 
@@ -111,4 +125,11 @@ class _PlannedWrite:
                 "symlink" if stat.S_ISLNK(mode) else "other")
 
     def read(self, rel: str) -> bytes | None:
-        return None  # contents unknown: a git config or pointer is judged control
+        if rel == self.target:
+            return None  # contents unknown: a git config or pointer is judged control
+        try:  # another file as it is (a .yarnrc.yml or .envrc naming the target), bounded
+            with open(self.workspace / rel, "rb") as f:
+                data = f.read(READ_MAX + 1)
+        except OSError:
+            return None
+        return data if len(data) <= READ_MAX else None

@@ -28,6 +28,7 @@ MISSING = re.compile(r"No such file or directory|cannot access|not found|ENOENT"
 READ_ONLY = re.compile(r"Read-only file system|EROFS|Device or resource busy|EBUSY", re.I)
 NO_SOCKET = re.compile(r"could not connect|cannot connect to|couldn't connect|failed to connect|"
                        r"\.sock\b.*(?:refused|No such file)|(?:refused|No such file).*\.sock\b", re.I)
+MISSING_PATH = re.compile(r"(/[^\s:'\"`]+)['\"`]?: No such file or directory")
 WORKTREE_OUTSIDE = re.compile(r"could not create leading directories of '([^']+?)/\.git'.*Read-only file system")
 PATHISH = re.compile(r"(?:^|[\s'\"`(])((?:/|\./|\.\./)?[\w.@+-]+(?:/[\w.@+-]+)*)")
 
@@ -56,6 +57,11 @@ def explain(stderr: str, *, workspace: Path, mode: str | None, network: bool,
                      "instead (for example `git worktree add worktrees/NAME`)")
     elif "Read-only file system" in stderr:
         notes += _read_only(stderr, workspace, mode, profile, workspace_is_home)
+    elif outside := _outside_view(stderr, workspace, exists):
+        notes.append(f"{outside} is outside what the sandbox shows: a command sees only the workspace, the "
+                     "system's programs and libraries (and of /etc what tools need), and the home's allowlist; "
+                     "everything else does not exist inside, and nothing outside the workspace can be written "
+                     "(the rest is read-only). The user can approve running the command outside the sandbox.")
     private_tmp = PRIVATE_TMP.search(stderr)
     if private_tmp and str(workspace) not in private_tmp.group(0):
         notes.append("the sandbox gives each command its own empty /tmp and /var/tmp: files of the host's /tmp "
@@ -121,6 +127,17 @@ def _read_only(stderr: str, workspace: Path, mode: str, profile: str, workspace_
                 "a command that writes is asked about first"]
     return [f"the sandbox keeps everything outside the workspace ({workspace}) and a private /tmp read-only; "
             "write inside the workspace instead"]
+
+
+def _outside_view(stderr: str, workspace: Path, exists: Callable[[str], bool]) -> str | None:
+    """A path the command did not find that is there outside, not in the workspace nor the private /tmp."""
+    ws = str(workspace).rstrip("/") + "/"
+    for match in MISSING_PATH.finditer(stderr):
+        path = match.group(1)
+        if not (path + "/").startswith(ws) and not PRIVATE_TMP.match(path + ": No such file or directory") \
+                and exists(os.path.dirname(path)):
+            return path
+    return None
 
 
 def _protected_hit(stderr: str, workspace: Path, control: dict[str, str]) -> tuple[str, str] | None:

@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from framework_core.sandbox import runs_later
 from framework_core.sandbox.gitconfig import config_findings, resolve_rel
 
 Verdict = Literal["data", "runs_later", "control"]
@@ -36,42 +37,6 @@ LACA_FILES: dict[str, str] = {
                              "settings for the next session",
     "tools.yaml": "declares tools the model can call in the next session",
 }
-RUNS_LATER_NAMES: dict[str, str] = {
-    "Makefile": "make runs its recipes", "GNUmakefile": "make runs its recipes", "makefile": "make runs its recipes",
-    "package.json": "npm runs its scripts (install hooks included)",
-    "pyproject.toml": "pip and build tools run its build backend", "setup.py": "pip and build tools run it",
-    "setup.cfg": "build tools read it", "tox.ini": "tox runs its commands", "noxfile.py": "nox runs it",
-    "conftest.py": "pytest imports it", ".pre-commit-config.yaml": "pre-commit runs its hooks on git commit",
-    ".envrc": "direnv runs it when you enter the folder", "AGENTS.md": "coding agents read it as instructions",
-    "CLAUDE.md": "coding agents read it as instructions", "Justfile": "just runs its recipes",
-    "justfile": "just runs its recipes", ".justfile": "just runs its recipes",
-    ".npmrc": "npm reads it in this folder (script-shell, node-options, git can name programs)",
-    ".yarnrc.yml": "yarn runs its yarnPath on every yarn command", ".yarnrc": "yarn runs its yarn-path",
-    ".pnpmfile.cjs": "pnpm runs its hooks on install", "rust-toolchain.toml": "rustup runs the toolchain it names",
-    "rust-toolchain": "rustup runs the toolchain it names", "Gemfile": "bundler runs it as Ruby",
-    "Rakefile": "rake runs its tasks", ".gitlab-ci.yml": "CI runs its jobs", "Jenkinsfile": "CI runs it",
-    ".mise.toml": "mise runs its hooks and tasks", "mise.toml": "mise runs its hooks and tasks",
-    "lefthook.yml": "lefthook runs its git hooks", ".dir-locals.el": "Emacs evaluates it in this folder",
-    ".exrc": "vim and neovim (exrc) run it in this folder", ".nvim.lua": "neovim (exrc) runs it in this folder",
-    ".nvimrc": "neovim (exrc) runs it in this folder", "GEMINI.md": "coding agents read it as instructions",
-    ".cursorrules": "coding agents read it as instructions", "sitecustomize.py": "Python runs it at every start",
-    "usercustomize.py": "Python runs it at every start", "pytest.ini": "pytest loads the plugins it names",
-    ".bazelrc": "bazel reads it as options", "gradle-wrapper.properties": "gradlew downloads and runs what it names",
-    "maven-wrapper.properties": "mvnw downloads and runs what it names",
-}
-RUNS_LATER_PARTS: dict[tuple[str, ...], str] = {
-    (".vscode", "tasks.json"): "VS Code runs its tasks", (".vscode", "launch.json"): "VS Code runs it to debug",
-    (".vscode", "settings.json"): "VS Code settings can name programs it runs",
-    (".cargo", "config.toml"): "cargo runs the runners, wrappers and aliases it names",
-    (".cargo", "config"): "cargo runs the runners, wrappers and aliases it names",
-    (".circleci", "config.yml"): "CI runs its jobs", (".mvn", "extensions.xml"): "maven loads the extensions it names",
-    (".mvn", "jvm.config"): "maven passes it to java", (".devcontainer", "devcontainer.json"): "editors run its "
-    "commands when the folder is opened in a container",
-    (".github", "copilot-instructions.md"): "coding agents read it as instructions",
-}
-RUNS_LATER_DIRS: dict[str, str] = {".github/workflows": "CI runs its workflows", ".husky": "husky runs its git hooks",
-                                   ".cursor/rules": "coding agents read them as instructions"}
-
 #: Files directly in a git directory that git keeps as data.
 GIT_DATA_FILES = frozenset({"HEAD", "index", "packed-refs", "COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG",
                             "MERGE_MODE", "MERGE_RR", "description", "shallow", "AUTO_MERGE", "TAG_EDITMSG",
@@ -103,6 +68,7 @@ class Judged:
     rel: str
     verdict: Verdict
     reason: str = ""
+    implicit: bool = False  # runs_later that runs with no program named for it (`runs_later.py`)
 
 
 @dataclass
@@ -113,6 +79,7 @@ class Gate:
     reasons: dict[str, str] = field(default_factory=dict)  # why a protected path is one, when not the user's list
     _git: dict[str, bool] = field(default_factory=dict)
     _chains: dict[str, list[str]] = field(default_factory=dict)
+    _named: dict[str, dict[str, runs_later.RunsLater]] = field(default_factory=dict)
 
     def judge(self, rel: str) -> Judged:
         parts = rel.split("/")
@@ -126,7 +93,31 @@ class Gate:
             return self._in_git(rel, chain)
         if parts[-1] == ".git":
             return self._git_file(rel)
-        return Judged(rel, "data") if self.tree.kind(rel) == "dir" else _runs_later(rel)
+        return Judged(rel, "data") if self.tree.kind(rel) == "dir" else self._runs_later(rel)
+
+    # ---- what runs later ------------------------------------------------------------------------------
+    def _runs_later(self, rel: str) -> Judged:
+        """A file other programs run on their own (`runs_later.py`): by its name, or because a file in a folder
+        above it names it (`yarnPath`, `backend-path`, what `.envrc` sources), as the command left them."""
+        found = runs_later.judge(rel)
+        if found is None:
+            folder = rel
+            while folder and found is None:
+                folder = os.path.dirname(folder)
+                for path, why in self._named_in(folder).items():
+                    if path and (rel == path or rel.startswith(path + "/")):
+                        found = why
+                        break
+        if found is None:
+            return Judged(rel, "data")
+        return Judged(rel, "runs_later", found.why, found.implicit)
+
+    def _named_in(self, folder: str) -> dict[str, runs_later.RunsLater]:
+        if folder not in self._named:
+            def read(rel: str) -> bytes | None:
+                return self.tree.read(rel) if self.tree.kind(rel) == "file" else None
+            self._named[folder] = runs_later.named_paths(folder, read)
+        return self._named[folder]
 
     # ---- finding git directories -----------------------------------------------------------------------
     def known_git_dirs(self) -> dict[str, bool]:
@@ -312,21 +303,6 @@ class Gate:
         if owner is None or not rest.startswith("modules/"):
             return False
         return owner == "" or folder == owner or folder.startswith(owner + "/")
-
-
-def _runs_later(rel: str) -> Judged:
-    parts = rel.split("/")
-    name = parts[-1]
-    if name in RUNS_LATER_NAMES:
-        return Judged(rel, "runs_later", RUNS_LATER_NAMES[name])
-    if name.endswith(".pth"):
-        return Judged(rel, "runs_later", "Python runs its import lines at every start")
-    if tuple(parts[-2:]) in RUNS_LATER_PARTS:
-        return Judged(rel, "runs_later", RUNS_LATER_PARTS[tuple(parts[-2:])])
-    for folder, why in RUNS_LATER_DIRS.items():
-        if f"/{rel}".find(f"/{folder}/") >= 0:
-            return Judged(rel, "runs_later", why)
-    return Judged(rel, "data")
 
 
 def _first_line(data: bytes | None) -> str | None:

@@ -260,3 +260,22 @@ def resolve_rel(base_rel: str, path: str, workspace: str) -> str | None:
     if joined == ".." or joined.startswith("../") or joined.startswith("/"):
         return None
     return joined
+
+
+#: Keys with which git's everyday read-only commands run a program (`git status` a fsmonitor hook and clean
+#: filters, `git diff`/`log -p`/`show` textconv and external diff drivers), and includes, which can add them.
+_RUNS_ON_READ = re.compile(r"core\.fsmonitor|filter\..+\.(?:clean|process)|diff\..+\.(?:textconv|command)|"
+                           r"diff\.external|include\.path|includeif\..+\.path")
+
+
+def read_time_programs(text: bytes | None) -> tuple[str, ...]:
+    """The keys of a repository's config with which reading commands (status, diff, log -p) run a program, for
+    the policy (`CallFacts.git_runs`); a config git could not read is named as such (every key may be one)."""
+    if text is None:
+        return ()
+    try:
+        entries = parse_config(text.decode("utf-8"))
+    except (UnicodeDecodeError, GitConfigError):
+        return ("an unreadable configuration",)
+    return tuple(dict.fromkeys(e.name for e in entries if _RUNS_ON_READ.fullmatch(e.name) and not (
+        e.name == "core.fsmonitor" and e.value is not None and e.value.lower() in ("false", "no", "off", "0", ""))))

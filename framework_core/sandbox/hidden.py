@@ -1,9 +1,10 @@
-"""Paths hidden from sandboxed commands (they read as empty) where the empty home does not hide them.
+"""Paths hidden from sandboxed commands (they read as empty) wherever the view would otherwise show them.
 
-Inside the sandbox the home is an empty folder showing only what `home_allow.yaml` lists (`home.py`), so
-credentials in it need no list. This module hides what lies elsewhere: the user's `sandbox.hidden_paths`,
-LACA's own config and data folders when they are outside the home, and, only when the workspace is the home
-itself (then shown read-only as it is), the well-known credential locations below.
+Inside the sandbox only the system's program trees, the workspace and an empty home showing what
+`home_allow.yaml` lists exist (`view.py`), so credentials elsewhere need no list. This module names what must
+not show even inside those: the user's `sandbox.hidden_paths`, LACA's own folders and installation, and, only
+when the workspace is the home itself (then shown read-only as it is), the well-known credential locations
+below. `view.build` hides those the mounts would show; `view.check` proves none does.
 """
 
 from __future__ import annotations

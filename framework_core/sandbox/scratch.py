@@ -91,7 +91,7 @@ def _holds_an_overlay(folder: Path, bwrap: str) -> bool:
     try:
         for d in (lower, upper, work):
             d.mkdir(parents=True)
-        plan = SandboxPlan(str(lower), str(lower), "overlay", empty_dir=str(lower), upper=str(upper), work=str(work))
+        plan = SandboxPlan(str(lower), str(lower), "overlay", upper=str(upper), work=str(work))
         done = subprocess.run([*bwrap_argv(bwrap, plan), "bash", "-c", "echo x > f"], capture_output=True,
                               timeout=10, stdin=subprocess.DEVNULL)
         return done.returncode == 0 and (upper / "f").is_file() and not (lower / "f").exists()

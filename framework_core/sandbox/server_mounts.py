@@ -9,24 +9,18 @@ import os
 from pathlib import Path
 
 from framework_core.sandbox.hidden import Hidden
-from framework_core.sandbox.plan import HomeBind
 
 
 def root_mounts(home_plan: dict, roots: tuple[Path, ...], write: bool, *, home: Path,
                 secrets: list[Hidden]) -> dict:
     """A server's roots (a grant the trust question showed) with the workspace's access: bound writable with
-    `write`; else only those inside the empty home need a read-only bind (the rest of the host is read-only
-    already). Never a root that is, holds or lies in a credential path or LACA's own folders (`secrets`), nor
-    one that holds the home (it would undo the home's allowlist). Returns `home_plan` with them added."""
+    `write`, else read-only (outside them, the workspace and the system nothing exists for the server). Never a
+    root that is, holds or lies in a credential path or LACA's own folders (`secrets`), nor one that holds the
+    home (it would undo the home's allowlist). Returns `home_plan` with them added (`writable` or `read_only`)."""
     real_home = os.path.realpath(home)
     granted = [str(r) for r in roots if r.is_dir() and not near_hidden(r, secrets)
                and not (real_home + "/").startswith(str(r).rstrip("/") + "/")]
-    if write:
-        return {**home_plan, "writable": tuple(granted)}
-    if home_plan:
-        inside = tuple(HomeBind(r, r) for r in granted if r.startswith(home_plan["home"].rstrip("/") + "/"))
-        return {**home_plan, "home_mounts": home_plan["home_mounts"] + inside}
-    return home_plan
+    return {**home_plan, ("writable" if write else "read_only"): tuple(granted)}
 
 
 def near_hidden(root: Path, hidden: list[Hidden]) -> bool:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Generic, TypeVar
 
+from framework_core.sandbox.runs_later import by_folder
+
 if TYPE_CHECKING:
     from framework_core.sandbox.changeset import ChangeSet
     from framework_core.sandbox.sandbox import Launch, Sandbox
@@ -78,8 +80,9 @@ class SandboxTransaction:
     unsandboxed: bool = False
     preview: bool = False
     undo: "UndoStore | None" = None
-    review: "Callable[[ChangeSet], bool] | None" = None  # asks whether to apply a previewed change set
+    review: "Callable[[ChangeSet], bool] | None" = None  # asks whether to apply a previewed or held change set
     label: str = ""
+    hold: bool = False  # auto mode: a change set holding files that run with nothing named is asked about first
 
     def run(self, runner: Runner[T]) -> Ran[T]:
         launch: Launch | None = None
@@ -101,7 +104,7 @@ class SandboxTransaction:
         assert launch.upper is not None
         sandbox = self.sandbox
         try:
-            linked = sandbox.home_links()
+            linked = sandbox.named_controls()
             cs = read_changes(launch.upper, sandbox.workspace, protected=(*sandbox.protected_extra, *linked),
                               mounted=[c.rel for c in launch.protected], max_bytes=sandbox.max_apply_bytes,
                               reasons=linked)
@@ -112,10 +115,13 @@ class SandboxTransaction:
                           applied=False)
         control = cs.control_notes()
         notes = [control_note(control)] if control else []
+        from framework_core.sandbox.git_refs import ref_notes
+
+        notes += ref_notes(launch.upper, sandbox.workspace, [c.rel_path for c in cs.changes])
         later = list(cs.runs_later)
         if later:
             notes.insert(0, "runs later (landed; other tools run these on their own, outside the sandbox): "
-                         + "; ".join(f"{p} ({why})" for p, why in cs.runs_later.items()) + ".")
+                         + "; ".join(by_folder(cs.runs_later)) + ".")
         if not cs:
             line = "nothing applied: every change was a control path" if control else "no files changed"
             return Landed(line, notes, applied=not control, control=control)
@@ -123,6 +129,10 @@ class SandboxTransaction:
             return Landed(cs.over_limit, notes, applied=False, runs_later=later, control=control)
         if self.preview and (self.review is None or not self.review(cs)):
             return Landed(f"previewed, NOT applied: {cs.summary()}; the workspace is unchanged", notes,
+                          applied=False, runs_later=later, control=control)
+        if self.hold and cs.implicit and not self.preview and (self.review is None or not self.review(cs)):
+            notes[0] = held_note(cs.implicit)
+            return Landed(f"held, NOT applied: {cs.summary()}; the workspace is unchanged", notes,
                           applied=False, runs_later=later, control=control)
         entry = self.undo.begin(self.label, "command") if self.undo is not None else None
         result = apply(cs, launch.upper, sandbox.workspace, entry, started_ns=launch.started_ns)
@@ -133,6 +143,12 @@ class SandboxTransaction:
         if later and result.applied:
             line = f"{cs.runs_later_line()}; {line}"
         return Landed(line, notes, applied=result.applied and not result.error, runs_later=later, control=control)
+
+
+def held_note(implicit: dict[str, str]) -> str:
+    return ("held by auto mode, nothing of this change set landed: these files run with no program named for "
+            "them, outside the sandbox: " + "; ".join(by_folder(implicit)) + ". Ask the user to approve the "
+            "command in ask mode, or make the change with writeFile, which asks.")
 
 
 def dropped_note(paths: list[str]) -> str:

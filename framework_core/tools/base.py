@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from framework_core.lial_core import ICERC_DESCRIPTION, ICERC_FIELD, ToolSchema
 from framework_core.policy.kinds import Permission, ToolKind
+from framework_core.tools.read_record import ReadRecord
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -35,6 +36,7 @@ class ActionPreview:
     inside_workspace: bool = True
     full_body: str | None = None  # the unfolded body, when `body` folds long values
     saved_output: bool = False  # a file tool's path is one of this session's saved outputs (LACA wrote it)
+    paths: list[str] = field(default_factory=list)  # every file a write changes, when more than `path` (a patch)
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class CallScope:
     network: bool = False  # the policy says it uses the network and the user approved it (or a rule did)
     unsandboxed: bool = False  # the user chose to run this one call outside the sandbox
     preview: bool = False  # run in the overlay, show the change set, apply only if the user says so
+    hold: bool = False  # auto mode ran it: a change set holding what runs with nothing named is asked about first
 
 
 @dataclass
@@ -64,6 +67,8 @@ class ToolContext:
     #: the workspace) without asking. None: the runner's default folder.
     outputs_dir: Path | None = None
     context_window: Callable[[], int | None] = lambda: None  # the active model's window, in tokens
+    #: What the model has read (and written) of each file in this session, for the edit tools' stale check.
+    reads: ReadRecord = field(default_factory=ReadRecord)
 
     def result_budget(self) -> int:
         """Characters one result may send the model: the configured budget, smaller for a small window."""

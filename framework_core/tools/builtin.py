@@ -129,7 +129,9 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         # the descriptor's own file, whatever the path names by now (by its path only where /proc is missing)
         source = f"/proc/self/fd/{fd}" if os.path.isdir("/proc/self/fd") else path
         view = bound_file(source, ctx.result_budget(), offset=offset, limit=limit, shown_path=shown,
-                          encoding=encoding)
+                          encoding=encoding, numbered=args.get("line_numbers") is True)
+        if inside:
+            _note_read(fd, path, ctx)
     except RangeError as exc:
         raise ToolArgumentError(str(exc)) from None
     except OSError as exc:
@@ -143,6 +145,21 @@ def read_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if view.cut:
         data["cut"] = "cut: " + view.summary()
     return data
+
+
+def _note_read(fd: int, path: Path, ctx: ToolContext) -> None:
+    """Record what the model saw of a workspace file (its bytes' digest), for the edit tools' stale check."""
+    import hashlib
+
+    from framework_core.tools.text_file import MAX_EDIT_BYTES
+
+    if os.fstat(fd).st_size > MAX_EDIT_BYTES:
+        return  # the edit tools refuse it anyway
+    digest, at = hashlib.sha256(), 0
+    while chunk := os.pread(fd, 1 << 20, at):
+        digest.update(chunk)
+        at += len(chunk)
+    ctx.reads.saw(str(path), digest.hexdigest())
 
 
 def _open_read(args: dict[str, Any], ctx: ToolContext, path: Path, inside: bool, saved: bool) -> int:
@@ -249,6 +266,8 @@ def write_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                                                + (f"; it now has {plural(written, 'byte')}." if mode == "a" else ".")}
     if notice:
         result["undo_note"] = notice
+    if mode != "a" and inside:
+        ctx.reads.saw(str(path), data, "writeFile")  # the model knows what it wrote
     return result
 
 
@@ -268,6 +287,9 @@ def builtin_registry() -> ToolRegistry:
 
 
 def builtin_tools() -> list[ToolSpec]:
+    from framework_core.tools.apply_patch import patch_tool
+    from framework_core.tools.edit_file import edit_tool
+
     return [
         ToolSpec("executeBashCommand",
                  "Run a bash command in the workspace. Read-only commands run at once; others need the user's "
@@ -283,11 +305,12 @@ def builtin_tools() -> list[ToolSpec]:
                      "path": {"type": "string", "description": "File path, relative to the workspace."},
                      "offset": {"type": "integer", "minimum": 1, "description": "First line to read (from 1)."},
                      "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read."},
-                     "encoding": {"type": "string", "description": "Text encoding, default utf-8."}},
+                     "encoding": {"type": "string", "description": "Text encoding, default utf-8."},
+                     "line_numbers": {"type": "boolean"}},
                   "required": ["path"], "additionalProperties": False},
                  read_handler, kind="read", preview=read_preview),
-        ToolSpec("writeFile", "Write (mode 'w', default) or append to (mode 'a') a text file in the workspace. The "
-                 "user sees a diff and approves; the write can be undone.",
+        ToolSpec("writeFile", "Write (mode 'w', default) or append to (mode 'a') a text file in the workspace (for "
+                 "an existing file, editFile). The user sees a diff and approves; the write can be undone.",
                  {"type": "object", "properties": {
                      "path": {"type": "string", "description": "File path, relative to the workspace."},
                      "content": {"type": "string", "description": "The full new content (or the text to append)."},
@@ -295,4 +318,6 @@ def builtin_tools() -> list[ToolSpec]:
                      "mode": {"type": "string", "enum": ["w", "a"], "description": "'w' overwrite, 'a' append."}},
                   "required": ["path", "content"], "additionalProperties": False},
                  write_handler, kind="write", preview=write_preview),
+        edit_tool(),
+        patch_tool(),
     ]

@@ -21,7 +21,7 @@ from framework_core.tools.files import resolve_in_workspace
 
 PLACEHOLDER = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
-RESERVED = {"executeBashCommand", "readFile", "writeFile"}
+RESERVED = {"executeBashCommand", "readFile", "writeFile", "editFile", "applyPatch"}
 
 
 class ParamModel(BaseModel):

@@ -62,7 +62,7 @@ def run_in_sandbox(command: str, ctx: ToolContext, *, cwd: Path) -> Executed:
     scope = ctx.scope
     ran = SandboxTransaction(ctx.sandbox, cwd, writes=scope.writes, network=scope.network,
                              unsandboxed=scope.unsandboxed, preview=scope.preview, undo=ctx.undo,
-                             review=ctx.review, label=command
+                             review=ctx.review, label=command, hold=scope.hold
                              ).run(lambda argv, fds: run(wrapper=argv, pass_fds=fds))
     out = ran.result
     landed = ran.landed

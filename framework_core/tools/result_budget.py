@@ -91,6 +91,7 @@ class _Where:
     note: str = ""  # why it cannot be read, or a caveat ("only partly saved ...")
     first_line: int = 1  # number of the whole's first line (a range of a file starts later)
     total_lines: int | None = None  # the file's lines, for a range; None: the whole's own count
+    numbered: bool = False  # each line shown after its number and a tab (`  12\ttext`), as readFile gives them
 
 
 def _nbytes(part: str | bytes) -> int:
@@ -131,8 +132,14 @@ def _cut(whole: _Whole, budget: int, where: _Where) -> Bounded:
             if total is None:
                 total = where.first_line - 1 + whole.newlines + (0 if whole.suffix.endswith(nl) else 1)
         marker = _marker(cut_bytes, first, lines, total, where, one_long_line=lines == 1 and cut_bytes > keep)
-        shown_head = _text(head)
-        out = shown_head + ("" if shown_head.endswith("\n") or not shown_head else "\n") + marker + _text(tail)
+        shown_head, shown_tail = _text(head), _text(tail)
+        if where.numbered and whole.newlines is not None:
+            last = where.first_line - 1 + whole.newlines + (0 if whole.suffix.endswith(nl) else 1)
+            width = len(str(last))
+            tail_lines = shown_tail.count("\n") + (0 if shown_tail.endswith("\n") or not shown_tail else 1)
+            shown_head = number_lines(shown_head, where.first_line, width)
+            shown_tail = number_lines(shown_tail, last - tail_lines + 1, width)
+        out = shown_head + ("" if shown_head.endswith("\n") or not shown_head else "\n") + marker + shown_tail
         if len(out) <= budget or keep == 2:
             return Bounded(out, lines or 0, cut_bytes, where.path, first if lines is not None else 0, total)
         reserve += len(out) - budget
@@ -222,26 +229,41 @@ class RangeError(ValueError):
 
 
 def bound_file(path: str | Path, budget: int = DEFAULT_BUDGET, *, offset: int = 1, limit: int | None = None,
-               shown_path: str | None = None, encoding: str = "utf-8") -> Bounded:
+               shown_path: str | None = None, encoding: str = "utf-8", numbered: bool = False) -> Bounded:
     """Lines `offset`.. (`limit` of them, or to the end) of a text file, within `budget`. The file is read in
     pieces, never whole, and its lines are counted, so the marker and `total_lines` number them as the file
-    does. `shown_path` is how the marker names the file. Raises OSError, RangeError."""
+    does. `shown_path` is how the marker names the file; `numbered` puts each line's number before it (see
+    `number_lines`). Raises OSError, RangeError."""
     with open(path, "rb") as fh:
         start, end, newlines, total = _scan(fh, offset, limit)
         size = end - start
         if offset > max(total, 1):
             raise RangeError(f"offset {offset:,} is past the end of the file ({plural(total, 'line')})")
-        where = _Where(shown_path or str(path), first_line=offset, total_lines=total)
+        where = _Where(shown_path or str(path), first_line=offset, total_lines=total, numbered=numbered)
         fh.seek(start)
-        if size <= budget:
+        width = len(str(offset + max(newlines, 1)))
+        if size + (newlines + 1) * (width + 1) * numbered <= budget:
             text = fh.read(size).decode(encoding, errors="replace")
-            return Bounded(text, total_lines=total)
+            return Bounded(number_lines(text, offset, width) if numbered else text, total_lines=total)
         prefix = fh.read(budget)
         fh.seek(end - budget - 1)
         suffix = fh.read(budget + 1)
     if encoding.replace("-", "").lower() != "utf8":
         prefix, suffix = (p.decode(encoding, errors="replace").encode() for p in (prefix, suffix))
     return _cut(_Whole(prefix, suffix, size, size, newlines), budget, where)
+
+
+def number_lines(text: str, first: int, width: int) -> str:
+    """Each line of `text` after its number (from `first`, right-aligned to `width`) and a tab: a form the model
+    can cite and that no file line starts with by accident."""
+    if not text:
+        return text
+    ends = text.endswith("\n")
+    lines = text.split("\n")
+    if ends:
+        lines.pop()
+    out = "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(lines, first))
+    return out + "\n" if ends else out
 
 
 def _scan(fh, offset: int, limit: int | None) -> tuple[int, int, int, int]:

@@ -74,9 +74,10 @@ def check_brief(req: ApprovalRequest) -> BriefCheck:
     if req.preview.path:
         from pathlib import PurePath
 
-        name = PurePath(req.preview.path).name
+        names = [PurePath(p).name for p in req.preview.paths or [req.preview.path]]  # a patch: any of its files
         said = claimed or brief
-        return BriefCheck("agrees" if name and name in said else ("differs" if claimed else "unnamed"), claimed)
+        return BriefCheck("agrees" if any(n and n in said for n in names) else ("differs" if claimed else "unnamed"),
+                          claimed)
     return BriefCheck("open", claimed)
 
 

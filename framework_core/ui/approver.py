@@ -69,14 +69,23 @@ class TerminalApprover:
 
     def review_changes(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
         """Show what a previewed command changed and ask whether to apply it; the default is No."""
+        return self._review(summary, diff, "Preview:", "cyan", "Apply these changes to the workspace?")
+
+    def review_held(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        """Auto mode ran a command whose change set holds files that run with nothing named (a .pth, a
+        folder-open task, .envrc): show it and ask before anything of it lands; the default is No."""
+        return self._review(summary, diff, "Auto mode held this change set (files that run by themselves):",
+                            "yellow", "Apply it, files that run by themselves included?")
+
+    def _review(self, summary: str, diff: str, title: str, border: str, question: str) -> bool:
         from rich.panel import Panel
 
         self._pause()
         body = visible(diff) if diff else "(no diff to show)"
         self.console.print(Panel(Syntax(body, "diff", word_wrap=True, theme="ansi_dark", background_color="default"),
-                                 title=f"[bold]Preview:[/bold] {visible(summary)}", title_align="left",
-                                 border_style="cyan"))
-        key = ask_key("Apply these changes to the workspace? [y] apply  [n] discard (default) ", "yn", default="n",
+                                 title=f"[bold]{title}[/bold] {visible(summary)}", title_align="left",
+                                 border_style=border))
+        key = ask_key(f"{question} [y] apply  [n] discard (default) ", "yn", default="n",
                       guard_s=self.guard_s, **self._io)
         if key == "y":
             self.console.print(Text("Applied (/undo reverts it).", style="laca.ok"))

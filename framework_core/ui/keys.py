@@ -281,6 +281,8 @@ class EscWatcher:
                     continue
                 try:
                     data = os.read(self._fd, 256)
+                    if not data:  # an end of file: select would report it readable forever, a busy loop
+                        return
                     if data == b"\x1b" and not select.select([self._fd], [], [], 0.03)[0]:
                         self.on_esc()
                         continue

@@ -34,6 +34,12 @@ class ReportingDecliner(DeclineAllApprover):
         print(f"laca: dry run: {body} would make: {summary} (not applied)", file=sys.stderr)
         return super().review_changes(req, summary, diff)
 
+    def review_held(self, req: ApprovalRequest, summary: str, diff: str) -> bool:
+        body = visible(" ".join((req.preview.body or req.preview.title).split())[:200])
+        print(f"laca: held (auto mode; needs approval, none possible with -p): {body} would make files that run "
+              f"with nothing named: {summary} (not applied)", file=sys.stderr)
+        return super().review_held(req, summary, diff)
+
 
 def read_prompt(prompt: str) -> str:
     if prompt != "-":

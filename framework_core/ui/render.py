@@ -15,8 +15,9 @@ from framework_core.wording import plural, size_words
 
 if TYPE_CHECKING:  # the events are only named in annotations; the REPL imports this module before its prompt
     from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta,
-                                            CoreEvent, ModelRequestStarted, Notice, RetryScheduled, ToolCallFinished,
-                                            ToolCallQueued, ToolCallStarted, ToolOutputChunk, TurnFinished)
+                                            CoreEvent, ModelRequestStarted, Notice, Preparing, RetryScheduled,
+                                            ToolCallFinished, ToolCallQueued, ToolCallStarted, ToolOutputChunk,
+                                            TurnFinished)
     from framework_core.lial_core import ToolResult
 
 NOTICE_STYLE = {"info": "laca.info", "warning": "laca.warn", "error": "laca.err"}
@@ -122,6 +123,10 @@ class EventRenderer:
     # -- model output ---------------------------------------------------------------------------
     def _on_ModelRequestStarted(self, ev: ModelRequestStarted) -> None:
         self.spinner.start(f"{ev.provider} · {ev.model} thinking")
+
+    def _on_Preparing(self, ev: Preparing) -> None:
+        self.pause()
+        self.spinner.start(f"preparing {ev.what}…")
 
     def _on_AssistantReasoningDelta(self, ev: AssistantReasoningDelta) -> None:
         """Reasoning streams as plain dim text, apart from the reply, which starts on a line of its own."""
@@ -343,6 +348,8 @@ def summarise_result(result: ToolResult) -> str:
             return f"read {plural(str(d['content']).count(chr(10)), 'line')} from {d['file_path']}"
         if "content" in d:
             return one_line(str(d["content"]) or "(no content)", 120)
+        if d.get("message") and "file_path" in d:  # an edit: what changed, in its own words
+            return one_line(str(d["message"]), 160)
         return "done"
     if result.status == "dry_run":
         return "dry run: shown above, not made; nothing changed"

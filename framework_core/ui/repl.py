@@ -118,11 +118,13 @@ class Repl:
     def ready(self) -> bool:
         return self._facade is not None or (self.boot is not None and self.boot.done)
 
-    def _resolve(self) -> None:
+    def _resolve(self, idle: bool = False) -> None:
         if self._facade is None:
             assert self.boot is not None, "a Repl needs a façade or a Boot"
             started = self.boot.result()
             self._facade = started.facade
+            if idle and self._provider_warmed:  # typing began before the session was ready and goes on: warm now
+                self._facade.warm_up(provider=True)  # (a message already sent needs the SDK at once, in the turn)
             for note in started.notes:  # a (text, style) pair for what is not a warning (a resumed session's recap)
                 text, style = note if isinstance(note, tuple) else (note, "laca.warn")
                 self.console.print(Text(text, style=style))
@@ -174,9 +176,9 @@ class Repl:
         if self.boot is not None and self.boot.has_warnings:
             from prompt_toolkit.application import run_in_terminal
 
-            run_in_terminal(self._resolve)  # schedules itself on the running app
+            run_in_terminal(lambda: self._resolve(idle=True))  # schedules itself on the running app
         else:
-            self._resolve()
+            self._resolve(idle=True)
             app.invalidate()
 
     # -- input ----------------------------------------------------------------------------------
@@ -206,10 +208,11 @@ class Repl:
         """Get the tools ready and import the provider's SDK in the background once the user starts typing (or
         a message is waiting): together they are most of LACA's memory, so an idle prompt does without them,
         and typing a message takes longer than both."""
-        if self._provider_warmed or self._facade is None:
+        if self._provider_warmed:
             return
         self._provider_warmed = True
-        self._facade.warm_up(provider=True)
+        if self._facade is not None:  # else the session is still being built: `_resolve` warms it when it is
+            self._facade.warm_up(provider=True)
 
     def _toolbar(self) -> Any:
         from framework_core.ui.statusline import status_fragments

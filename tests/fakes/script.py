@@ -166,6 +166,17 @@ def _reply_to(text: str) -> Reply:
         cmd = m.group(1).strip()
         return Reply(text="Let me run that.", tool_calls=[
             ToolCallSpec("executeBashCommand", {"command": cmd, "icerc_full_text": icerc(cmd)})])
+    if m := re.search(r"edit:\s*(.+)", text, re.S):  # edit: PATH ;; OLD ;; NEW  (\n in OLD or NEW: a new line)
+        parts = [p.strip().replace("\\n", "\n") for p in m.group(1).split(";;")]
+        if len(parts) == 3:
+            args = {"path": parts[0], "old_string": parts[1], "new_string": parts[2],
+                    "icerc_full_text": icerc(f"edit {parts[0]}")}
+            return Reply(text="Editing the file.", tool_calls=[ToolCallSpec("editFile", args)])
+    if m := re.search(r"patch:\s*(.+)", text, re.S):  # patch: *** Begin Patch\n...\n*** End Patch
+        patch = m.group(1).strip().replace("\\n", "\n")
+        files = re.findall(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch, re.M)
+        return Reply(text="Applying the patch.", tool_calls=[ToolCallSpec(
+            "applyPatch", {"patch": patch, "icerc_full_text": icerc("patch " + ", ".join(files))})])
     if m := re.search(r"read:\s*(\S+)", text):
         args = {"path": m.group(1), "icerc_full_text": icerc(f"read {m.group(1)}")}
         return Reply(tool_calls=[ToolCallSpec("readFile", args)])

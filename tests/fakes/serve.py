@@ -28,7 +28,7 @@ A provider entry for the Responses API (e.g. in the workspace's framework_config
       model: fake-reasoner
       api_key_env_var: OPENAI_API_KEY
       reasoning_summary: auto
-Try:  hello      run: ls -la      multi: pwd ;; date"""
+Try:  hello      run: ls -la      multi: pwd ;; date      read: f.txt      edit: f.txt ;; old ;; new"""
 
 
 def main() -> None:

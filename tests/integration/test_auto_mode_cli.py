@@ -50,3 +50,19 @@ def test_oneshot_ask_mode_still_declines_what_auto_would_run(workspace: Path, se
     r = laca("-p", "go", cwd=workspace, server=server)
     assert r.returncode == 3 and "declined executeBashCommand" in r.stderr
     assert not (workspace / "made.txt").exists()
+
+
+def test_oneshot_auto_does_not_land_a_pth_or_a_folder_open_task_and_exits_3(workspace: Path,
+                                                                            server: FakeOpenAIServer) -> None:
+    (workspace / "update.sh").write_text("mkdir -p .venv/lib/site-packages .vscode\n"
+                                         "echo 'import os' > .venv/lib/site-packages/zz.pth\n"
+                                         "echo '{}' > .vscode/tasks.json\necho x > notes.txt\n")
+    (workspace / ".venv").mkdir()
+    (workspace / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    server.enqueue(Reply(tool_calls=[bash("sh update.sh")]), Reply(text="done"))
+    r = laca("--permission-mode", "auto", "-p", "go", cwd=workspace, server=server)
+    assert r.returncode == 3, r.stderr
+    assert "laca: held (auto mode" in r.stderr and "zz.pth" in r.stderr and ".vscode/tasks.json" in r.stderr
+    assert not (workspace / ".venv/lib/site-packages/zz.pth").exists() and not (workspace / "notes.txt").exists()
+    sent = str(server.sent_messages(len(server.requests) - 1))
+    assert "held by auto mode" in sent and "Python runs its import lines" in sent

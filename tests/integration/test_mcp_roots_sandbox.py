@@ -55,7 +55,7 @@ def test_a_sandboxed_server_writes_only_in_its_roots(base: Path, monkeypatch: py
                                  roots=[r.format(outside=base / "outside") for r in roots])
     mgr = McpManager({"probe": settings}, ToolRegistry(), base / "logs", ws)
     mgr.wrapper = lambda name, s: sandbox.server_wrapper(network=False, write=s.workspace == "write",
-                                                         roots=root_paths(s, ws))
+                                                         roots=root_paths(s, ws), program=(s.command, *s.args))
     try:
         mgr.start()
         assert mgr.wait_ready(60) == [], mgr.status()

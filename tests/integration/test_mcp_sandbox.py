@@ -90,7 +90,7 @@ def test_a_sandboxed_server_gets_the_commands_home_and_environment(monkeypatch) 
     sandbox = Sandbox("workspace-write", ws, home=home, cache_root=cache)
     settings = McpServerSettings(command=sys.executable, args=[PROBE], env={"SERVER_OWN": "1"})
     mgr = McpManager({"probe": settings}, ToolRegistry(), base / "logs", ws)
-    mgr.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network)
+    mgr.wrapper = lambda name, s: sandbox.server_wrapper(network=s.network, program=(s.command, *s.args))
     mgr.environ = {"PATH": os.environ["PATH"], "HOME": str(home), "MY_SERVICE_PASS": "hunter2", "MYTOOL_X": "1"}
     mgr.keep_env = ("MYTOOL_*",)
     try:

@@ -14,8 +14,15 @@ SYSTEMCTL = ("--user --system -a --all -l --full --no-pager --no-legend --plain 
              "--after --before --no-ask-password --with-dependencies --show-types")
 SYSTEMCTL_RISK = {"-H= --host= -M= --machine=": "manages another machine", "--root=": "acts on another root"}
 READ_VERBS = ("status list-units list-unit-files list-timers list-sockets list-jobs list-dependencies is-active "
-              "is-enabled is-failed is-system-running show cat get-default")
-DOCKER_PS = "-a --all -f= --filter= --format= -n= --last= -l --latest --no-trunc -q --quiet -s --size"
+              "is-enabled is-failed is-system-running get-default")
+#: Unit properties that carry what a unit was given: its environment, command lines, credentials.
+UNIT_SECRETS = "prints units' Environment= and command lines, which can hold secrets"
+SHOW = spec("show", SYSTEMCTL, SYSTEMCTL_RISK, operands="names",
+            needs=Need(frozenset({"-p", "--property"}), f"systemctl show without -p {UNIT_SECRETS}"),
+            refuse=(Refuse("word", r"(?i)environment|exec|credential|passenv", f"that property {UNIT_SECRETS}"),))
+DOCKER_PS = "-a --all -f= --filter= --format= -n= --last= -l --latest -q --quiet -s --size"
+#: A container's whole command line, as ps shows a process's (tokens are often given on it).
+CONTAINER_CMDLINE = "shows containers' whole command lines, which can carry tokens and passwords"
 DOCKER_LS = "-a --all --digests -f= --filter= --format= --no-trunc -q --quiet --tree"
 
 
@@ -26,32 +33,41 @@ def _sub(opts: str, names: str, risky: dict[str, str] | None = None, **kw: objec
     return {n: spec(n, opts, risky, **kw) for n in names.split()}
 
 
+INSPECT = "prints a container's or image's configuration, its environment variables (secrets) included"
+LAYERS = "prints the whole commands that built each layer, build arguments and ENV values included"
+
 DOCKER = spec("docker", "-D --debug -l= --log-level=",
               {"-H= --host= --tls --tlsverify --tlscacert= --tlscert= --tlskey= --config= --context= -c=":
                "talks to another daemon"},
               operands="none", abbrev=False, subcommands={
-                  "ps": spec("ps", DOCKER_PS, operands="none"), "images": spec("images", DOCKER_LS, operands="names"),
+                  "ps": spec("ps", DOCKER_PS, {"--no-trunc": CONTAINER_CMDLINE}, operands="none"),
+                  "images": spec("images", DOCKER_LS, operands="names"),
                   "logs": spec("logs", "--details -f --follow --since= -n= --tail= -t --timestamps --until=",
                                operands="names", max_operands=1),
-                  **_sub("-f= --format= -s --size --type=", "inspect", operands="names"),
+                  **_sub("-f= --format= -s --size --type=", "inspect", operands="names", prints=INSPECT),
                   **_sub("-f= --format=", "version info", operands="none"),
-                  **_sub("", "top port diff", operands="names"),
-                  "history": spec("history", "-H --human --no-trunc -q --quiet --format=", operands="names"),
+                  **_sub("", "port diff", operands="names"),
+                  "top": spec("top", "", operands="names", prints=f"docker top {CONTAINER_CMDLINE}"),
+                  "history": spec("history", "-H --human -q --quiet --format=", {"--no-trunc": LAYERS},
+                                  operands="names"),
                   "stats": spec("stats", "--no-stream -a --all --format= --no-trunc", operands="names"),
                   "image": spec("image", "", operands="none", sub_required=True, subcommands={
                       **_sub(DOCKER_LS, "ls list", operands="names"),
-                      **_sub("-f= --format=", "inspect", operands="names")}),
+                      **_sub("-f= --format=", "inspect", operands="names", prints=INSPECT)}),
                   "container": spec("container", "", operands="none", sub_required=True, subcommands={
-                      **_sub(DOCKER_PS, "ls list", operands="none"),
-                      **_sub("-f= --format= -s --size", "inspect", operands="names")}),
+                      **_sub(DOCKER_PS, "ls list", {"--no-trunc": CONTAINER_CMDLINE}, operands="none"),
+                      **_sub("-f= --format= -s --size", "inspect", operands="names", prints=INSPECT)}),
                   **{n: spec(n, "", operands="none", sub_required=True, subcommands={
                       **_sub("-f= --filter= --format= -q --quiet --no-trunc", "ls list", operands="none"),
                       **_sub("-f= --format= -v --verbose", "inspect", operands="names")})
                      for n in ("network", "volume", "context")},
                   "system": spec("system", "", operands="none", sub_required=True,
                                  subcommands=_sub("-v --verbose --format=", "df info", operands="none")),
-              }, ok=("docker ps", "docker ps -a", "docker images", "docker logs -f web", "docker image ls"),
-              ask=("docker run --rm alpine", "docker -H tcp://x ps", "docker exec x sh", "docker system prune"))
+              }, ok=("docker ps", "docker ps -a", "docker images", "docker logs -f web", "docker image ls",
+                     "docker history img", "docker network inspect bridge"),
+              ask=("docker run --rm alpine", "docker -H tcp://x ps", "docker exec x sh", "docker system prune",
+                   "docker inspect web", "docker container inspect web", "docker image inspect img",
+                   "docker history --no-trunc img", "docker ps --no-trunc", "docker top web"))
 
 PAGER_PLUS = Refuse("word", r"^\+", "a + command runs at start (e.g. +!cmd)")
 
@@ -62,9 +78,13 @@ PROGRAMS: list[Entry] = [
             traits=EXACT),
     Program("systemctl", judge="systemctl", traits=EXACT, spec=spec(
         "systemctl", SYSTEMCTL, SYSTEMCTL_RISK, operands="none", sub_required=True,
-         subcommands=_sub(SYSTEMCTL, READ_VERBS, SYSTEMCTL_RISK, operands="names"),
-         ok=("systemctl status nginx", "systemctl --user list-units", "systemctl is-active x"),
-         ask=("systemctl restart nginx", "systemctl -H host status"))),
+         subcommands={**_sub(SYSTEMCTL, READ_VERBS, SYSTEMCTL_RISK, operands="names"),
+                      "show": SHOW, "cat": spec("cat", SYSTEMCTL, SYSTEMCTL_RISK, operands="names",
+                                                prints=f"systemctl cat {UNIT_SECRETS}")},
+         ok=("systemctl status nginx", "systemctl --user list-units", "systemctl is-active x",
+             "systemctl show -p MainPID nginx", "systemctl show --property ActiveState x"),
+         ask=("systemctl restart nginx", "systemctl -H host status", "systemctl show -p Environment nginx",
+              "systemctl show nginx", "systemctl show -p ExecStart x", "systemctl cat nginx"))),
     spec("journalctl", "-u= --unit= --user-unit= -f --follow -n= --lines? --since= --until= -S= -U= -b? --boot? -k "
          "--dmesg -p= --priority= --facility= -o= --output= --output-fields= --no-pager -r --reverse -x --catalog -e "
          "--pager-end -g= --grep= --case-sensitive? --user --system -q --quiet --utc -a --all --list-boots -t= "
@@ -72,10 +92,12 @@ PROGRAMS: list[Entry] = [
          {"--vacuum-size= --vacuum-time= --vacuum-files= --rotate --flush --sync --relinquish-var "
           "--smart-relinquish-var --setup-keys --update-catalog": "changes the journal", "-D= --directory= "
           "--file= --root= -M= --machine= -m --merge": "reads other journals"}, operands="text",
-         ok=("journalctl -u nginx -n 50 --no-pager",), ask=("journalctl --vacuum-time=1d",)),
+         prints="prints the system journal, where services log their command lines, tokens and passwords",
+         ask=("journalctl --vacuum-time=1d", "journalctl -u nginx", "journalctl")),
     Program("crontab", judge="crontab", traits=EXACT, spec=spec(
         "crontab", "-l -u=", operands="none", needs=Need(frozenset({"-l"}), "crontab changes jobs"),
-        ok=("crontab -l",), ask=("crontab -r", "crontab f"))),
+        prints="crontab -l prints scheduled command lines, which often carry tokens",
+        ask=("crontab -r", "crontab f", "crontab -l"))),
     spec("less", "-N --LINE-NUMBERS -n --line-numbers -S --chop-long-lines -R --RAW-CONTROL-CHARS -r "
          "--raw-control-chars -F --quit-if-one-screen -X --no-init -i --ignore-case -I --IGNORE-CASE -g "
          "--hilite-search -G --HILITE-SEARCH -M --LONG-PROMPT -m --long-prompt -q --quiet --silent -Q --QUIET "

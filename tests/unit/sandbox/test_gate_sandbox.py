@@ -218,13 +218,13 @@ def test_without_an_overlay_a_new_repository_keeps_what_git_init_writes_and_lose
 
 def test_a_submodule_added_by_git_lands_as_git_lays_it_out(place: tuple[Path, Path]) -> None:
     home, ws = place
-    source = ws.parent / "source"
+    source = ws / "upstream"  # inside the workspace: nothing outside it exists for a command
     source.mkdir()
     for args in (("init", "-q", "-b", "main"), ("commit", "-q", "--allow-empty", "-m", "lib")):
         assert git(source, *args, home=home).returncode == 0
     for args in (("init", "-q", "-b", "main"), ("commit", "-q", "--allow-empty", "-m", "init")):
         assert git(ws, *args, home=home).returncode == 0
-    result = run(engine(ws, home), f"git -c protocol.file.allow=always submodule add -q {source} lib && "
+    result = run(engine(ws, home), f"git -c protocol.file.allow=always submodule add -q file://{source} lib && "
                                    "git commit -qm 'add lib'")
     assert result["status"] == "success", result
     assert "not kept" not in result["data"].get("sandbox", ""), result

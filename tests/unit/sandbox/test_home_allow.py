@@ -68,7 +68,7 @@ def test_mounts_list_what_exists_and_a_cache_after_its_toolchain(tmp_path: Path)
 
 
 def test_the_home_is_mounted_after_tmp_and_before_a_workspace_inside_it() -> None:
-    plan = SandboxPlan("/home/u/proj", "/home/u/proj", "overlay", upper="/x/u", work="/x/w", empty_dir="/e",
+    plan = SandboxPlan("/home/u/proj", "/home/u/proj", "overlay", upper="/x/u", work="/x/w",
                        home="/home/u", home_mounts=(HomeBind("/c/npm", "/home/u/.npm", True),
                                                     HomeBind("/home/u/.pyenv", "/home/u/.pyenv")),
                        unset_env=("HTTPS_PROXY",))
@@ -86,15 +86,14 @@ def test_offline_switches_are_set_only_without_the_network_and_never_over_the_us
 
     pairs = offline_env({"GOPROXY": "file:///mirror", "NPM_CONFIG_OFFLINE": "false"})
     assert dict(pairs) == {"CARGO_NET_OFFLINE": "true", "UV_OFFLINE": "1", "PIP_RETRIES": "0"}
-    plan = SandboxPlan("/w", "/w", "overlay", upper="/x/u", work="/x/w", empty_dir="/e", offline_env=pairs)
+    plan = SandboxPlan("/w", "/w", "overlay", upper="/x/u", work="/x/w", offline_env=pairs)
     argv = bwrap_argv("bwrap", plan)
     assert argv[argv.index("CARGO_NET_OFFLINE") - 1] == "--setenv"
     assert "--setenv" not in bwrap_argv("bwrap", SandboxPlan(**{**plan.__dict__, "network": True}))
 
 
 def test_a_workspace_holding_the_home_gets_the_home_after_it() -> None:
-    plan = SandboxPlan("/home", "/home", "read-only", empty_dir="/e", home="/home/u", home_source="/s",
-                       home_after_workspace=True)
+    plan = SandboxPlan("/home", "/home", "read-only", home="/home/u", home_source="/s")
     argv = bwrap_argv("bwrap", plan)
     ws = next(i for i in range(len(argv)) if argv[i:i + 3] == ["--ro-bind", "/home", "/home"])
     assert argv.index("/home/u") > ws and argv[argv.index("/home/u") - 2] == "--bind"

@@ -8,10 +8,10 @@ Only one test puts the home under /tmp on purpose, to show it is shown the same 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import subprocess
-import sys
 import uuid
 import zipfile
 from pathlib import Path
@@ -23,6 +23,7 @@ from framework_core.core.approval import ScriptedApprover
 from framework_core.policy.decide import PolicyState
 from framework_core.policy.rules import RuleSet
 from framework_core.sandbox.probe import probe
+from tests.unit.sandbox.overlay_kit import system_python
 from framework_core.sandbox.sandbox import Sandbox
 from framework_core.teps import TEPSEngine
 
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.skipif(not probe().available,
                                 reason="no sandbox on this machine: " + "; ".join(probe().missing()))
 
 ROOT = Path(__file__).resolve().parents[3]
-PYTHON = Path(sys.base_prefix) / "bin" / "python3"
+PYTHON = system_python()
 GITCONFIG = """[user]
 \tname = Ada Home
 \temail = ada@example.invalid
@@ -85,7 +86,8 @@ def test_an_unknown_tools_credentials_and_ssh_keys_do_not_exist_inside(base: Pat
     ws = base / "ws"
     ws.mkdir()
     teps = engine(ws, home, base / "cache", answers=2)
-    out = bash(teps, f"cat {home}/.config/sometool/token; ls -A {home}/.ssh; ls -A {home}/.config")
+    h = shlex.quote(str(home))  # the clone may sit in a path with spaces
+    out = bash(teps, f"cat {h}/.config/sometool/token; ls -A {h}/.ssh; ls -A {h}/.config")
     assert "SOMETOOL-SECRET" not in out["stdout"] and "id_ed25519" not in out["stdout"]
     assert "sometool" not in out["stdout"]
     assert "No such file" in out["stderr"]
@@ -250,7 +252,7 @@ def test_a_home_under_tmp_is_shown_the_same_way(tmp_path: Path, base: Path) -> N
     teps = engine(ws, home, base / "cache", answers=2)
     out = _git_commit(teps)
     assert "Ada Home <ada@example.invalid>" in out["stdout"], out
-    assert "SOMETOOL-SECRET" not in bash(teps, f"cat {home}/.config/sometool/token")["stdout"]
+    assert "SOMETOOL-SECRET" not in bash(teps, f"cat {shlex.quote(str(home))}/.config/sometool/token")["stdout"]
 
 
 def test_a_workspace_under_the_home_works(base: Path, home: Path) -> None:
@@ -262,7 +264,7 @@ def test_a_workspace_under_the_home_works(base: Path, home: Path) -> None:
     out = bash(teps, "cat README.md && echo new > notes.txt")
     assert out["exit_code"] == 0 and "hello" in out["stdout"], out
     assert (ws / "notes.txt").read_text() == "new\n"
-    out = bash(teps, f"cat {home}/.config/sometool/token")
+    out = bash(teps, f"cat {shlex.quote(str(home))}/.config/sometool/token")
     assert "SOMETOOL-SECRET" not in out["stdout"]
 
 

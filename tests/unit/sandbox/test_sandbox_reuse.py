@@ -8,20 +8,20 @@ next command gets a new one. Real sandboxed processes, with the home and workspa
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from framework_core.sandbox.probe import probe
+from tests.unit.sandbox.overlay_kit import system_python
 from framework_core.sandbox.sandbox import Sandbox
 from framework_core.tools.runner import run_command
 
 pytestmark = pytest.mark.skipif(not probe().available,
                                 reason="no sandbox on this machine: " + "; ".join(probe().missing()))
 
-PYTHON = Path(sys.base_prefix) / "bin" / "python3"
+PYTHON = system_python()
 
 
 @pytest.fixture

@@ -91,11 +91,8 @@ def test_as_an_ordinary_user_started_by_root() -> None:
 
 def check_as_nobody(box: Path) -> None:
     nobody = 65534
-    pkg = box / "framework_core"
-    shutil.copytree(ROOT / "framework_core" / "sandbox", pkg / "sandbox",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("__init__.py", "wording.py"):
-        shutil.copy(ROOT / "framework_core" / name, pkg / name)
+    # the whole package: the checkout itself may sit in a folder that user cannot read (`mktemp -d` is 0700)
+    shutil.copytree(ROOT / "framework_core", box / "framework_core", ignore=shutil.ignore_patterns("__pycache__"))
     bwrap = _copy_bwrap(Path(find_bwrap() or shutil.which("bwrap") or "bwrap"), box)
     ws = box / "ws"
     ws.mkdir()

@@ -35,7 +35,7 @@ def run(ws: Path, tool: str, args: dict, answers=("y",)) -> tuple[str, dict, Scr
      "Invalid arguments: unknown argument `timeout`; the arguments are: command, working_directory"),
     ("readFile", {"file_path": "a.txt"},
      "Invalid arguments: `path` is required (a string); "
-     "unknown argument `file_path`; the arguments are: path, offset, limit, encoding"),
+     "unknown argument `file_path`; the arguments are: path, offset, limit, encoding, line_numbers"),
 ])
 def test_a_call_that_does_not_fit_the_schema_is_an_error_result_and_nothing_is_asked(
         workspace: Path, tool: str, args: dict, message: str) -> None:

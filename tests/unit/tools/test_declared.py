@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,7 +18,9 @@ from framework_core.teps import TEPSEngine
 from framework_core.tools.base import ToolRegistry
 from framework_core.tools.declared import load_tools_file
 
-ECHO_ARGS = f"{sys.executable} -c 'import sys, json; print(json.dumps(sys.argv[1:]))'"
+# a python3 of the system's program trees: a sandboxed tool sees those, not the checkout the tests run from
+PYTHON = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or "/usr/bin/python3"
+ECHO_ARGS = f"{PYTHON} -c 'import sys, json; print(json.dumps(sys.argv[1:]))'"
 
 
 def tools_file(ws: Path, text: str) -> Path:
@@ -40,7 +42,7 @@ ARGV_TOOL = f"""
   type: cli
   requires_approval: false
   config:
-    command: ["{sys.executable}", "-c", "import sys, json; print(json.dumps(sys.argv[1:]))", "{{query}}"]
+    command: ["{PYTHON}", "-c", "import sys, json; print(json.dumps(sys.argv[1:]))", "{{query}}"]
     params:
       - {{name: query, type: string, max_length: 50}}
       - {{name: path, type: filepath, required: false, flag: --path}}
