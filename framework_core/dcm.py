@@ -41,6 +41,14 @@ the action is a serious fault. Read-only calls run without asking; others ask; d
 If a call is declined, do not retry it unchanged: read the user's reason, adjust, or ask."""
 
 
+#: The system prompt of a small model (a profile's `small_model`): the template, the workspace's instructions and
+#: this, without the persona and the standards (a 135M-parameter model loses the question in a long prompt).
+SMALL_TOOLS_BLOCK = """\
+You can use tools in the user's workspace. Every tool call fills `icerc_full_text` with one short line for the
+user: what the call does and why. Read-only calls run at once; others ask the user. Do not repeat a call that
+was declined or failed."""
+
+
 WORKSPACE_INSTRUCTIONS = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")  # read in this order when present
 
 
@@ -262,7 +270,11 @@ class DynamicContextManager:
     def persona_ids(self) -> list[str]:
         return [d.doc_id for d in self._docs.values() if d.kind == "persona"]
 
-    def build_system_prompt(self, persona_id: str | None) -> str:
+    def build_system_prompt(self, persona_id: str | None, *, small: bool = False) -> str:
+        """The persona, the template, the documents, the workspace's instructions and the tool rules; `small`:
+        the template, the workspace's instructions and the short tool rules only."""
+        if small:
+            return self._small_prompt(persona_id)
         if persona_id in self._prompt_cache:
             return self._prompt_cache[persona_id]
         personas = self.get_persona_definitions()
@@ -288,3 +300,12 @@ class DynamicContextManager:
         prompt = "\n\n".join(p for p in parts if p)
         self._prompt_cache[persona_id] = prompt
         return prompt
+
+    def _small_prompt(self, persona_id: str | None) -> str:
+        if persona_id is not None and persona_id not in self.get_persona_definitions():
+            raise self.unknown_persona(persona_id)
+        parts = [self._template.strip() if self._template else ""]
+        parts += [f"# Workspace instructions ({d.doc_id})\n" + d.content.strip() for d in self._docs.values()
+                  if d.kind == "agents_md"]
+        parts.append(SMALL_TOOLS_BLOCK)
+        return "\n\n".join(p for p in parts if p)

@@ -294,6 +294,7 @@ class LLMAdapterInterface(ABC):
         self.config = config
         self.dcm = dcm_instance
         self._api_key = api_key
+        self.notes: list[str] = []
 
     @abstractmethod
     def stream(self, messages: list[Message], tools: list[ToolSchema], system_prompt: str) -> Iterator[StreamEvent]:
@@ -302,6 +303,11 @@ class LLMAdapterInterface(ABC):
         Raises `framework_core.errors.ProviderError` subclasses; a stream that ends without the API's
         final event raises `StreamCutError` carrying the partial response.
         """
+
+    def take_notes(self) -> list[str]:
+        """What the adapter found out that the user should be told once (e.g. the tool mode it chose)."""
+        notes, self.notes = self.notes, []
+        return notes
 
     def close(self) -> None:  # noqa: B027 - an optional hook: an adapter that holds no connection keeps it
         """Release connections. Safe to call twice."""

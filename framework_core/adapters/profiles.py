@@ -71,6 +71,10 @@ class ModelProfile:
     images: bool = False  # takes images as input (a tool's images); False: they become text notes
     prices: Prices = field(default_factory=Prices)
     retires: str | None = None
+    tool_mode: str | None = None  # native | generic; None: unknown (an unknown server is probed, then remembered)
+    tool_choice_first: str = "auto"  # auto | required: the first request of a turn
+    tool_choice_after_result: str = "auto"  # auto | answer: a request right after tool results
+    small_model: bool = False  # a one-line brief, no optional tool parameters, a shorter system prompt
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,10 @@ class Capabilities:
     caching: bool
     images: bool = False  # send a tool's images as image blocks (else as notes), decided per request
     notes: tuple[str, ...] = ()
+    tool_mode: str = "auto"  # native | generic | auto (the profile does not say: probed and remembered)
+    tool_choice_first: str = "auto"
+    tool_choice_after_result: str = "auto"
+    small_model: bool = False
 
     @property
     def thinking_budget(self) -> int:
@@ -132,7 +140,10 @@ def _build(model: str, wire: str, entry: dict[str, Any] | None) -> ModelProfile:
         default_effort=merged.get("default_effort"), idle_timeout_s=float(merged.get("idle_timeout_s", 300)),
         images=bool(merged.get("images", False)),
         prices=Prices(price.get("input"), price.get("output"), price.get("cache_read"), price.get("cache_write")),
-        retires=merged.get("retires"))
+        retires=merged.get("retires"), tool_mode=merged.get("tool_mode"),
+        tool_choice_first=merged.get("tool_choice_first", "auto"),
+        tool_choice_after_result=merged.get("tool_choice_after_result", "auto"),
+        small_model=bool(merged.get("small_model", False)))
 
 
 def lookup(model: str, api_type: str) -> ModelProfile:
@@ -179,7 +190,19 @@ def resolve(settings: "ProviderSettings") -> Capabilities:
         effort=_effort(settings, profile, notes),
         idle_timeout_s=settings.request_timeout_s or profile.idle_timeout_s,
         prices=_prices(settings, profile), caching=settings.prompt_caching,
-        images=profile.images if settings.images is None else settings.images, notes=tuple(notes))
+        images=profile.images if settings.images is None else settings.images, notes=tuple(notes),
+        tool_mode=_tool_mode(settings, profile),
+        tool_choice_first=settings.tool_choice_first or profile.tool_choice_first,
+        tool_choice_after_result=settings.tool_choice_after_result or profile.tool_choice_after_result,
+        small_model=profile.small_model if settings.small_model is None else settings.small_model)
+
+
+def _tool_mode(settings: "ProviderSettings", profile: ModelProfile) -> str:
+    if profile.wire != "openai" or settings.type != "openai":
+        return "native"  # generic tool mode is for Chat Completions servers
+    if settings.tool_mode != "auto":
+        return settings.tool_mode
+    return profile.tool_mode or ("native" if profile.known else "auto")
 
 
 def _output_tokens(settings: "ProviderSettings", profile: ModelProfile, notes: list[str]) -> int | None:

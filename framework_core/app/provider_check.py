@@ -2,7 +2,8 @@
 
 Each step is said on one line with what to do when it fails, and a failed step stops the ones that need it:
 the provider and its key (never printed), the address, whether the server answers (`GET /models`), whether the
-model is among those it lists, whether a tool call makes the round trip (two small requests), and, for a
+model is among those it lists, which tool mode LACA uses and whether a tool call makes the round trip in it
+(`app/doctor_tools.py`), and, for a
 server on this machine or the local network, whether the context window it claims is really served: local
 servers (Ollama, llama.cpp, LM Studio) silently cut a prompt to their own context size (often 2,048 or 4,096
 tokens), which the usage they report shows.
@@ -11,7 +12,6 @@ tokens), which the usage they report shows.
 from __future__ import annotations
 
 import ipaddress
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlparse
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from framework_core.config.models import ProviderSettings
     from framework_core.lial_core import LLMAdapterInterface, LLMResponse
 
-PING_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
 WINDOW_PROBE_TOKENS = 6_000  # a prompt this long (or 3/4 of a smaller window) shows a server that cuts at 4,096
 SDK_BASE_URL = {"openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
                 "openai-responses": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -94,37 +93,21 @@ def _server_checks(adapter: "LLMAdapterInterface", settings: "ProviderSettings",
         return
     if models:
         yield Check(True, f"model {settings.model} is listed")
+    from framework_core.app.doctor_tools import served_window, tool_checks
+
     try:
-        yield _tool_round_trip(adapter)
+        for ok, text in tool_checks(adapter):  # which tool mode, and the round trip in it
+            yield Check(ok, text)
     except LacaError as exc:
         yield Check(False, f"a request with a tool failed: {exc}")
         return
     if _is_local(url):
         window = getattr(getattr(adapter, "caps", None), "context_window", None) or settings.context_window
         try:
-            yield _window_check(adapter, window)
+            served = served_window(adapter, window)  # llama.cpp says what it serves (/props)
+            yield Check(*served) if served else _window_check(adapter, window)
         except LacaError as exc:
             yield Check(False, f"a long prompt failed: {exc}")
-
-
-def _tool_round_trip(adapter: "LLMAdapterInterface") -> Check:
-    """Ask for a call of `ping`, answer it, and expect text back."""
-    from framework_core.lial_core import Message, ToolResult, ToolSchema
-
-    tool = ToolSchema("ping", "Answers pong. Call it when asked to.", PING_PARAMETERS)
-    messages = [Message("user", "Call the ping tool with x=1. Do not answer in text.")]
-    first = _reply(adapter, messages, [tool])
-    calls = [c for c in first.tool_requests if c.tool_name == "ping"]
-    if not calls:
-        return Check(False, "tool calls: the model answered in text instead of calling a tool; it may not support "
-                            "tools (pick a model that does, or a server flag such as --jinja for llama.cpp)")
-    call = calls[0]
-    messages += [Message("assistant", first.conversation, tool_calls=[call], provider_state=first.provider_state),
-                 Message.tool_result(ToolResult(call.request_id, "ping", "success", {"stdout": "pong"}))]
-    second = _reply(adapter, messages, [tool])
-    if not (second.conversation or second.tool_requests):
-        return Check(False, "tool calls: the model called the tool but said nothing after its result")
-    return Check(True, f"a tool call makes the round trip (arguments {json.dumps(call.parameters)})")
 
 
 def _window_check(adapter: "LLMAdapterInterface", window: int | None) -> Check:

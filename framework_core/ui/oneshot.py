@@ -2,8 +2,8 @@
 
 --output-format text (the answer as it streams), json (one object at the end), stream-json (one event per line).
 Exit codes: 0 ok, 1 runtime error or a reply cut off, 2 usage or config error, 3 a call was declined because it
-needed an approval nobody could give (the result is still printed), 4 stopped by the tool-round limit before the
-model finished, 130 interrupted.
+needed an approval nobody could give (the result is still printed), 4 stopped by the tool-round limit or the loop
+guard before the model finished, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -107,13 +107,13 @@ def run_oneshot(opts: "StartOptions", launcher: "Launcher") -> int:
 
 
 EXIT_DECLINED = 3  # a call needed an approval nobody could give
-EXIT_AT_LIMIT = 4  # the tool-round limit stopped the turn
+EXIT_AT_LIMIT = 4  # the tool-round limit or the loop guard (the same call again) stopped the turn
 
 
 def exit_code(interrupted: bool, error: str | None, cut_off: bool, *, declined: int = 0,
               at_limit: bool = False) -> int:
     """130 interrupted; 1 for an error or a reply cut off before its end (the answer is incomplete); 4 stopped by
-    the tool-round limit; 3 a call declined for want of an approval; else 0."""
+    the tool-round limit or the loop guard; 3 a call declined for want of an approval; else 0."""
     if interrupted:
         return 130
     if error or cut_off:

@@ -4,7 +4,10 @@ api.openai.com, the Responses API on /v1/responses (`openai_responses_server`).
 `dialect` picks which server the Chat Completions side imitates (see `chat_rules`): `openai`, or one of
 the compatible servers with their habits: `gemini` sends each tool call whole without an `index`,
 ends with `finish_reason: "stop"` and signs each call; `vllm` sends reasoning as `reasoning_content`
-and has a strict chat template; `ollama` writes reasoning inline as `<think>…</think>`.
+and has a strict chat template; `ollama` writes reasoning inline as `<think>…</think>`; `llamacpp-notools` is
+llama.cpp serving a model whose chat template has no tool support: `/props` says so, `tools` are dropped (the
+prompt tokens do not grow), and a reply follows `response_format: json_schema` (a scripted call is written as
+`{"tool", "arguments"}` JSON, a text as `{"answer"}`), else is text only.
 """
 
 from __future__ import annotations
@@ -21,7 +24,11 @@ from tests.fakes.base import FakeServerBase
 from tests.fakes.script import Reply, ToolCallSpec, chunks
 
 FINISH = {"limit": "length", "filter": "content_filter", "context": "length"}  # a refusal ends as "stop"
-DIALECTS = ("openai", "gemini", "vllm", "ollama")
+DIALECTS = ("openai", "gemini", "vllm", "ollama", "llamacpp-notools")
+#: llama.cpp's `GET /props` for a model whose chat template has no tool support (SmolLM2's, as llama.cpp reports it)
+NOTOOLS_PROPS = {"chat_template_caps": {"supports_tools": False, "supports_tool_calls": False,
+                                        "supports_system_role": True},
+                 "default_generation_settings": {"n_ctx": 8192}}
 
 
 class FakeOpenAIServer(FakeServerBase):
@@ -58,6 +65,8 @@ class FakeOpenAIServer(FakeServerBase):
         return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
     def handle_get(self, handler: BaseHTTPRequestHandler) -> None:
+        if self.dialect == "llamacpp-notools" and handler.path.rstrip("/") == "/props":
+            return self.send_json(handler, 200, NOTOOLS_PROPS)
         if handler.path.rstrip("/").endswith("/models"):
             return self.send_json(handler, 200, {"object": "list", "data": [
                 {"id": name, "object": "model", "created": 0, "owned_by": "laca-tests"}
@@ -106,6 +115,22 @@ class FakeOpenAIServer(FakeServerBase):
         return {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage),
                 "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
 
+    def notools(self, reply: Reply, body: dict[str, Any]) -> Reply:
+        """llama.cpp without tool support: no tool calls; the JSON the schema asks for, or plain text."""
+        import dataclasses
+
+        if self.dialect != "llamacpp-notools":
+            return reply
+        fmt = body.get("response_format") or {}
+        if fmt.get("type") != "json_schema":
+            return dataclasses.replace(reply, tool_calls=[], text=reply.text or "I cannot call tools.")
+        if reply.tool_calls:
+            call = reply.tool_calls[0]
+            text = json.dumps({"tool": call.name, "arguments": call.arguments})
+        else:
+            text = json.dumps({"answer": reply.text})
+        return dataclasses.replace(reply, tool_calls=[], text=text)
+
     def whole(self, reply: Reply, model: str) -> dict[str, Any]:
         calls = [self._call(c, a) for c, a in zip(reply.tool_calls, self._args(reply), strict=True)]
         text = reply.text
@@ -141,6 +166,7 @@ class FakeOpenAIServer(FakeServerBase):
         return deltas
 
     def stream(self, handler: BaseHTTPRequestHandler, reply: Reply, model: str, body: dict[str, Any]) -> None:
+        reply = self.notools(reply, body)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         cid, created = f"chatcmpl-{uuid.uuid4().hex[:10]}", int(time.time())
 

@@ -18,8 +18,10 @@ from tests.integration.conftest import Rig
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def read(path: str) -> ToolCallSpec:
-    return ToolCallSpec("readFile", {"path": path, "icerc_full_text": f"Intent: read\nCommand: read {path}"})
+def read(path: str, n: int | None = None) -> ToolCallSpec:
+    """A read; with `n`, each round's call differs (a larger line limit), so the loop guard lets it run."""
+    args = {"path": path, "icerc_full_text": f"Intent: read\nCommand: read {path}"}
+    return ToolCallSpec("readFile", args if n is None else {**args, "limit": 10_000 + n})
 
 
 def notices(rig: Rig) -> str:
@@ -59,7 +61,7 @@ def test_a_long_tool_loop_is_compacted_between_rounds(rig: Rig) -> None:
     (rig.workspace / "big.txt").write_text(BIG)
     rig.agent.provider.max_tokens = 500
     rig.agent.provider.context_window = 30_000
-    rig.server.enqueue(*[Reply(tool_calls=[read("big.txt")]) for _ in range(ROUNDS)], Reply(text="Read it often."))
+    rig.server.enqueue(*[Reply(tool_calls=[read("big.txt", n)]) for n in range(ROUNDS)], Reply(text="Read it often."))
     outcome = rig.agent.run_turn("read big.txt many times")
     assert outcome.text == "Read it often." and outcome.error is None
     assert "Compacted: trimmed" in notices(rig)
@@ -75,7 +77,7 @@ def test_oneshot_compacts_inside_its_tool_loop_too(workspace: Path) -> None:
             "llm_provider: claude\nllm_settings:\n  claude:\n    type: anthropic\n    model: claude-sonnet-5-5\n"
             f"    base_url: {server.base_url}\n    api_key_env_var: ANTHROPIC_API_KEY\n    max_tokens: 500\n"
             "    context_window: 30000\n")
-        server.enqueue(*[Reply(tool_calls=[read("big.txt")]) for _ in range(ROUNDS)], Reply(text="Many reads done."))
+        server.enqueue(*[Reply(tool_calls=[read("big.txt", n)]) for n in range(ROUNDS)], Reply(text="Many reads done."))
         env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
         env["ANTHROPIC_API_KEY"] = "k"
         r = subprocess.run([sys.executable, str(ROOT / "run_framework.py"), "--no-mcp", "-p", "read it many times"],

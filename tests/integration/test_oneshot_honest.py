@@ -92,7 +92,7 @@ def test_a_turn_stopped_by_the_tool_round_limit_exits_4(workspace: Path, openai_
     from tests.fakes.script import ToolCallSpec
 
     openai_fake._queue.clear()
-    openai_fake.enqueue(*[Reply(tool_calls=[ToolCallSpec("executeBashCommand", {
-        "command": "true", "icerc_full_text": "Command: true"})]) for _ in range(MAX_STEPS_PER_TURN)])
+    openai_fake.enqueue(*[Reply(tool_calls=[ToolCallSpec("executeBashCommand", {  # each call differs: no loop guard
+        "command": f"true {n}", "icerc_full_text": "Command: true"})]) for n in range(MAX_STEPS_PER_TURN)])
     r = laca("-p", "loop", cwd=workspace, env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": openai_fake.base_url})
     assert r.returncode == 4 and f"Stopped after {MAX_STEPS_PER_TURN} tool rounds" in r.stderr
